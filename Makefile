@@ -1,0 +1,47 @@
+.DEFAULT_GOAL := help
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+DEMO := .eve/demo
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres]'
+	touch $(STAMP)
+
+install: $(STAMP) ## Create .venv and install eve (editable) with the dev and postgres extras
+
+demo: $(STAMP) ## Scaffold an example agent in .eve/demo and run it end to end on the offline test model
+	rm -rf $(DEMO)
+	$(BIN)/eve init $(DEMO) --model test --non-interactive
+	cd $(DEMO) && $(abspath $(BIN))/eve info
+	cd $(DEMO) && $(abspath $(BIN))/eve build
+
+test: $(STAMP) ## Run the test suite (offline; uses PostgreSQL at 127.0.0.1:5432 when present)
+	$(BIN)/pytest -q
+
+lint: $(STAMP) ## ruff format check and lint
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+fmt: $(STAMP) ## Format and auto-fix with ruff
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+typecheck: $(STAMP) ## mypy --strict over the package, the tests and the benchmarks
+	$(BIN)/mypy
+
+check: lint typecheck test ## Lint, type-check and test
+
+bench: $(STAMP) ## Run the benchmarks (each prints a ratio against a baseline measured in the same run)
+	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+clean: ## Remove the virtual environment and generated data
+	rm -rf $(VENV) .eve/demo .pytest_cache .mypy_cache .ruff_cache
+
+help: ## Show the targets
+	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  %-10s %s\n",$$1,$$2}' $(MAKEFILE_LIST)
+
+.PHONY: install demo test lint fmt typecheck check bench clean help
