@@ -1,0 +1,97 @@
+"""Language models: the protocol, the offline `test` model, `FunctionModel`, and litellm for the rest.
+
+A model id is `test` (or `test/<anything>`) for the offline test model, or a litellm
+`provider/model` id (`openai/gpt-5.4-mini`, `anthropic/claude-sonnet-4-6`, ...) for a real
+provider. [`resolve_model`][eve_runtime.models.resolve_model] turns an id into a
+[`Model`][eve_runtime.models.base.Model]. Importing this package never imports litellm.
+
+Tests set `ALLOW_MODEL_REQUESTS = False` so that nothing reaches a real provider by accident.
+"""
+
+from __future__ import annotations
+
+from eve_runtime.errors import UserError
+from eve_runtime.model_ids import is_test_model, model_id_problem
+from eve_runtime.models.base import (
+    Finish,
+    FinishReason,
+    Model,
+    ModelError,
+    ModelEvent,
+    ModelRequest,
+    ModelRequestsBlockedError,
+    ModelSettings,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolDefinition,
+    ToolInputDelta,
+    Usage,
+)
+from eve_runtime.models.function import FunctionInfo, FunctionModel
+from eve_runtime.models.litellm_model import LiteLLMModel
+from eve_runtime.models.test_model import TestModel
+
+__all__ = [
+    "ALLOW_MODEL_REQUESTS",
+    "Finish",
+    "FinishReason",
+    "FunctionInfo",
+    "FunctionModel",
+    "LiteLLMModel",
+    "Model",
+    "ModelError",
+    "ModelEvent",
+    "ModelRequest",
+    "ModelRequestsBlockedError",
+    "ModelSettings",
+    "ReasoningDelta",
+    "TestModel",
+    "TextDelta",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolDefinition",
+    "ToolInputDelta",
+    "Usage",
+    "check_allow_model_requests",
+    "resolve_model",
+]
+
+ALLOW_MODEL_REQUESTS: bool = True
+"""Whether real providers may be called. Tests set it to False; real adapters check it on every call."""
+
+
+def check_allow_model_requests(model_id: str) -> None:
+    """Refuse to call a real provider while `ALLOW_MODEL_REQUESTS` is False.
+
+    Real adapters call this first, so it reads the module global at call time.
+
+    Args:
+        model_id: The model about to be called (named in the error).
+
+    Raises:
+        ModelRequestsBlockedError: `ALLOW_MODEL_REQUESTS` is False.
+    """
+    if not ALLOW_MODEL_REQUESTS:
+        raise ModelRequestsBlockedError(model_id)
+
+
+def resolve_model(model_id: str) -> Model:
+    """The model for an id: `test` or `test/<anything>` is the offline test model, anything else litellm.
+
+    Args:
+        model_id: `test`, `test/<anything>`, or a litellm `provider/model` id.
+
+    Returns:
+        A `TestModel` or a `LiteLLMModel` (creating one imports nothing heavy).
+
+    Raises:
+        UserError: The id is empty or not of the form `provider/model`.
+    """
+    if is_test_model(model_id):
+        return TestModel(model_id)
+    problem = model_id_problem(model_id)
+    if problem is not None:
+        raise UserError(f"Invalid model id: {problem}.")
+    return LiteLLMModel(model_id)

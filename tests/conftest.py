@@ -1,0 +1,52 @@
+"""Test-wide guards: no real model calls, no network beyond 127.0.0.1."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import eve_runtime.models as models
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _is_local(address: Any) -> bool:
+    if isinstance(address, (str, bytes)):  # AF_UNIX paths
+        return True
+    host = address[0] if isinstance(address, tuple) and address else address
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> None:
+    if not _is_local(address):
+        raise ConnectionRefusedError(f"tests may only connect to 127.0.0.1, not {address!r}")
+    _real_connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
+    if not _is_local(address):
+        raise ConnectionRefusedError(f"tests may only connect to 127.0.0.1, not {address!r}")
+    return _real_connect_ex(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _no_network_no_models(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
+    monkeypatch.setattr(models, "ALLOW_MODEL_REQUESTS", False)
+    yield
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

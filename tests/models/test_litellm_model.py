@@ -1,0 +1,454 @@
+"""LiteLLMModel, proven offline through a scripted provider registered in litellm itself.
+
+The scripted provider is a `litellm.CustomLLM` in `litellm.custom_provider_map`: every call goes
+through `litellm.acompletion` and litellm's own stream wrapper, exactly like a real provider's.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import pytest
+
+import eve_runtime.models as models
+from eve_runtime.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
+from eve_runtime.models import (
+    Finish,
+    LiteLLMModel,
+    ModelError,
+    ModelEvent,
+    ModelRequest,
+    ModelRequestsBlockedError,
+    ModelSettings,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolDefinition,
+    ToolInputDelta,
+    Usage,
+)
+from eve_runtime.models.litellm_model import classify_error, map_finish_reason, to_openai_messages, to_openai_tools
+
+pytestmark = pytest.mark.anyio
+
+ADD = ToolDefinition(
+    name="add",
+    description="Add two numbers.",
+    input_schema={"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}},
+)
+HI = [UserMessage(content="hi")]
+
+
+@dataclass
+class Script:
+    """What the scripted provider streams, and what it was called with."""
+
+    chunks: list[Any] = field(default_factory=list)
+    error: Exception | None = None
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+@pytest.fixture
+def script(monkeypatch: pytest.MonkeyPatch) -> Iterator[Script]:
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+    from litellm.llms.custom_llm import CustomLLM
+
+    the_script = Script()
+
+    class ScriptedProvider(CustomLLM):
+        async def astreaming(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
+            the_script.calls.append(kwargs)
+            for chunk in the_script.chunks:
+                yield chunk
+            if the_script.error is not None:
+                raise the_script.error
+
+    # litellm's setup appends the provider to these lists: give it copies that monkeypatch restores.
+    monkeypatch.setattr(
+        litellm, "custom_provider_map", [{"provider": "scripted", "custom_handler": ScriptedProvider()}]
+    )
+    monkeypatch.setattr(litellm, "provider_list", list(litellm.provider_list))
+    monkeypatch.setattr(litellm, "_custom_providers", list(litellm._custom_providers))
+    monkeypatch.setattr(models, "ALLOW_MODEL_REQUESTS", True)
+    yield the_script
+
+
+def text(piece: str) -> dict[str, Any]:
+    return {"text": piece, "is_finished": False, "finish_reason": "", "usage": None, "index": 0, "tool_use": None}
+
+
+def tool(index: int, arguments: str = "", *, call_id: str | None = None, name: str | None = None) -> dict[str, Any]:
+    chunk = text("")
+    chunk["tool_use"] = {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": arguments},
+        "index": index,
+    }
+    return chunk
+
+
+def end(reason: str, usage: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"text": "", "is_finished": True, "finish_reason": reason, "usage": usage, "index": 0, "tool_use": None}
+
+
+async def run(
+    messages: Sequence[Message] = HI,
+    *,
+    tools: list[ToolDefinition] | None = None,
+    settings: ModelSettings | None = None,
+    model_id: str = "scripted/m",
+) -> list[ModelEvent]:
+    request = ModelRequest(messages=messages, tools=tools or [], settings=settings or ModelSettings())
+    return [event async for event in LiteLLMModel(model_id).stream(request)]
+
+
+def finish_of(events: list[ModelEvent]) -> Finish:
+    assert isinstance(events[-1], Finish)
+    assert sum(isinstance(e, Finish) for e in events) == 1
+    return events[-1]
+
+
+async def test_plain_text(script: Script) -> None:
+    script.chunks = [text("Hello "), text("world"), end("stop")]
+    events = await run()
+    assert [e for e in events if not isinstance(e, Finish)] == [TextDelta("Hello "), TextDelta("world")]
+    finish = finish_of(events)
+    assert finish.reason == "stop"
+    assert finish.provider_reason is None
+    assert finish.cost_usd is None  # the scripted model has no price
+    call = script.calls[0]
+    assert call["model"] == "m"
+    assert call["messages"] == [{"role": "user", "content": "hi"}]
+    assert call["optional_params"]["stream_options"] == {"include_usage": True}
+
+
+async def test_tool_arguments_split_across_chunks(script: Script) -> None:
+    script.chunks = [
+        text("Adding."),
+        tool(0, call_id="call_1", name="add"),
+        tool(0, '{"a": '),
+        tool(0, '1, "b"'),
+        tool(0, ": 2}"),
+        end("tool_calls"),
+    ]
+    events = await run(tools=[ADD])
+    assert events[:-1] == [
+        TextDelta("Adding."),
+        ToolCallStarted(call_id="call_1", name="add"),
+        ToolInputDelta(call_id="call_1", delta='{"a": '),
+        ToolInputDelta(call_id="call_1", delta='1, "b"'),
+        ToolInputDelta(call_id="call_1", delta=": 2}"),
+        ToolCallFinished(call=ToolCall(id="call_1", name="add", arguments={"a": 1, "b": 2})),
+    ]
+    assert finish_of(events).reason == "tool-calls"
+    assert script.calls[0]["optional_params"]["tools"] == to_openai_tools([ADD])
+
+
+async def test_two_parallel_calls_interleaved(script: Script) -> None:
+    script.chunks = [
+        tool(0, call_id="c0", name="add"),
+        tool(1, call_id="c1", name="add"),
+        tool(0, '{"a":'),
+        tool(1, '{"a":'),
+        tool(1, "2}"),
+        tool(0, "1}"),
+        end("tool_calls"),
+    ]
+    events = await run(tools=[ADD])
+    kinds = [type(e).__name__ for e in events]
+    assert kinds.index("ToolCallFinished") > max(i for i, k in enumerate(kinds) if k == "ToolInputDelta")
+    for call_id, expected in (("c0", '{"a":1}'), ("c1", '{"a":2}')):
+        assert "".join(e.delta for e in events if isinstance(e, ToolInputDelta) and e.call_id == call_id) == expected
+    assert [e.call for e in events if isinstance(e, ToolCallFinished)] == [
+        ToolCall(id="c0", name="add", arguments={"a": 1}),
+        ToolCall(id="c1", name="add", arguments={"a": 2}),
+    ]
+
+
+async def test_whole_calls_sharing_index_zero_stay_separate(script: Script) -> None:
+    script.chunks = [
+        tool(0, '{"a":1}', call_id="x", name="add"),
+        tool(0, '{"a":2}', call_id="y", name="add"),
+        end("stop"),
+    ]
+    events = await run(tools=[ADD])
+    assert [e.call for e in events if isinstance(e, ToolCallFinished)] == [
+        ToolCall(id="x", name="add", arguments={"a": 1}),
+        ToolCall(id="y", name="add", arguments={"a": 2}),
+    ]
+    # litellm itself turns "stop" into "tool_calls" when the answer has tool calls.
+    assert finish_of(events).reason == "tool-calls"
+
+
+async def test_invalid_arguments_are_kept_raw(script: Script) -> None:
+    script.chunks = [tool(0, call_id="c", name="add"), tool(0, "{oops"), end("tool_calls")]
+    events = await run(tools=[ADD])
+    assert [e.call for e in events if isinstance(e, ToolCallFinished)] == [
+        ToolCall(id="c", name="add", invalid_arguments="{oops")
+    ]
+
+
+async def test_reasoning(script: Script) -> None:
+    from litellm.types.utils import Delta, ModelResponseStream, StreamingChoices
+
+    def chunk(**delta: Any) -> Any:
+        return ModelResponseStream(choices=[StreamingChoices(index=0, delta=Delta(**delta))])
+
+    script.chunks = [
+        chunk(reasoning_content="Let me "),
+        chunk(reasoning_content="think."),
+        chunk(content="42"),
+        ModelResponseStream(choices=[StreamingChoices(index=0, delta=Delta(), finish_reason="stop")]),
+    ]
+    settings = ModelSettings(
+        reasoning="high", max_output_tokens=100, model_options={"allowed_openai_params": ["reasoning_effort"]}
+    )
+    events = await run(settings=settings)
+    assert events[:-1] == [ReasoningDelta("Let me "), ReasoningDelta("think."), TextDelta("42")]
+    assert finish_of(events).reason == "stop"
+    params = script.calls[0]["optional_params"]
+    assert params["reasoning_effort"] == "high"
+    assert params["max_tokens"] == 100
+
+
+async def test_provider_default_reasoning_is_not_sent(script: Script) -> None:
+    script.chunks = [text("ok"), end("stop")]
+    await run(settings=ModelSettings(reasoning="provider-default"))
+    assert "reasoning_effort" not in script.calls[0]["optional_params"]
+
+
+async def test_usage_and_cost(script: Script, monkeypatch: pytest.MonkeyPatch) -> None:
+    import litellm
+
+    price = {
+        "input_cost_per_token": 1e-6,
+        "output_cost_per_token": 2e-6,
+        "litellm_provider": "scripted",
+        "mode": "chat",
+    }
+    monkeypatch.setitem(litellm.model_cost, "scripted/priced", price)
+    usage = {
+        "prompt_tokens": 100,
+        "completion_tokens": 10,
+        "total_tokens": 110,
+        "prompt_tokens_details": {"cached_tokens": 20},
+        "cache_creation_input_tokens": 5,
+    }
+    script.chunks = [text("ok"), end("stop", usage)]
+    finish = finish_of(await run(model_id="scripted/priced"))
+    assert finish.usage == Usage(input_tokens=100, output_tokens=10, cache_read_tokens=20, cache_write_tokens=5)
+    assert finish.cost_usd == pytest.approx(100 * 1e-6 + 10 * 2e-6, rel=0.05)
+
+
+async def test_no_price_means_no_cost(script: Script) -> None:
+    script.chunks = [text("ok"), end("stop", {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4})]
+    finish = finish_of(await run())
+    assert finish.usage == Usage(input_tokens=3, output_tokens=1)
+    assert finish.cost_usd is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [("stop", "stop"), ("length", "length"), ("content_filter", "content-filter"), ("tool_calls", "tool-calls")],
+)
+async def test_finish_reasons_through_litellm(script: Script, raw: str, reason: str) -> None:
+    script.chunks = [text("x"), end(raw)]
+    finish = finish_of(await run())
+    assert (finish.reason, finish.provider_reason) == (reason, None)
+
+
+def test_finish_reason_mapping() -> None:
+    assert map_finish_reason("function_call", has_tool_calls=True) == ("tool-calls", "function_call")
+    assert map_finish_reason("something_new", has_tool_calls=False) == ("other", "something_new")
+    assert map_finish_reason("stop", has_tool_calls=True) == ("tool-calls", "stop")
+    assert map_finish_reason(None, has_tool_calls=False) == ("stop", None)
+    assert map_finish_reason(None, has_tool_calls=True) == ("tool-calls", None)
+
+
+def _response(status: int) -> httpx.Response:
+    return httpx.Response(status, request=httpx.Request("POST", "http://127.0.0.1/v1/chat/completions"))
+
+
+def _errors() -> list[tuple[str, Callable[[Any], Exception], bool, int | None]]:
+    return [
+        ("rate limit", lambda m: m.RateLimitError("slow down", "scripted", "m"), True, 429),
+        ("timeout", lambda m: m.Timeout("too slow", "m", "scripted"), True, 408),
+        ("connection", lambda m: m.APIConnectionError("reset", "scripted", "m"), True, None),
+        ("unavailable", lambda m: m.ServiceUnavailableError("down", "scripted", "m"), True, 503),
+        ("internal", lambda m: m.InternalServerError("boom", "scripted", "m"), True, 500),
+        ("overloaded 529", lambda m: m.APIError(529, "Overloaded", "scripted", "m"), True, 529),
+        ("auth", lambda m: m.AuthenticationError("bad key", "scripted", "m"), False, 401),
+        ("bad request", lambda m: m.BadRequestError("bad", "m", "scripted"), False, 400),
+        ("not found", lambda m: m.NotFoundError("no such model", "m", "scripted"), False, 404),
+        ("permission", lambda m: m.PermissionDeniedError("no", "scripted", "m", _response(403)), False, 403),
+        ("context window", lambda m: m.ContextWindowExceededError("too long", "m", "scripted"), False, 400),
+    ]
+
+
+@pytest.mark.parametrize(("label", "make", "retryable", "status"), _errors(), ids=[e[0] for e in _errors()])
+async def test_errors_are_classified(
+    script: Script, label: str, make: Callable[[Any], Exception], retryable: bool, status: int | None
+) -> None:
+    import litellm
+
+    script.error = make(litellm)
+    with pytest.raises(ModelError) as info:
+        await run()
+    error = info.value
+    assert type(error) is ModelError
+    assert error.retryable is retryable, str(error)
+    if status is not None:
+        assert error.status_code == status
+    assert error.provider == "scripted"
+    assert "scripted/m" in str(error)
+
+
+async def test_error_after_partial_output(script: Script) -> None:
+    from litellm.exceptions import RateLimitError
+
+    script.chunks = [text("partial ")]
+    script.error = RateLimitError("slow down", "scripted", "m")
+    produced: list[ModelEvent] = []
+    with pytest.raises(ModelError) as info:
+        async for event in LiteLLMModel("scripted/m").stream(ModelRequest(messages=HI)):
+            produced.append(event)
+    assert produced == [TextDelta("partial ")]
+    assert info.value.retryable is True
+
+
+async def test_unsupported_neutral_setting_is_dropped_not_fatal(script: Script) -> None:
+    # reasoning is provider-neutral: a provider without it ignores it (litellm's drop_params).
+    script.chunks = [text("ok")]
+    events = await run(settings=ModelSettings(reasoning="high"))
+    assert TextDelta("ok") in events
+    assert "reasoning_effort" not in script.calls[0].get("optional_params", {})
+
+
+async def test_error_before_streaming_unsupported_param(script: Script) -> None:
+    # With drop_params turned off, litellm rejects reasoning_effort in acompletion() itself, before any chunk.
+    with pytest.raises(ModelError) as info:
+        await run(settings=ModelSettings(reasoning="high", model_options={"drop_params": False}))
+    assert info.value.retryable is False
+    assert info.value.status_code == 400
+    assert script.calls == []
+
+
+async def test_content_policy_violation_is_a_content_filter_finish(script: Script) -> None:
+    from litellm.exceptions import ContentPolicyViolationError
+
+    script.error = ContentPolicyViolationError("refused", "m", "scripted")
+    events = await run()
+    assert events == [Finish(reason="content-filter", provider_reason="content_policy_violation")]
+
+
+def test_classify_unknown_errors() -> None:
+    assert classify_error(RuntimeError("the server is overloaded"), "openai/x").retryable is True
+    unknown = classify_error(RuntimeError("odd"), "openai/x")
+    assert (unknown.retryable, unknown.provider, unknown.status_code) == (False, "openai", None)
+
+
+async def test_stopping_early_closes_the_stream(script: Script) -> None:
+    script.chunks = [text("a "), text("b "), text("c"), end("stop")]
+    stream = LiteLLMModel("scripted/m").stream(ModelRequest(messages=HI))
+    async for event in stream:
+        assert event == TextDelta("a ")
+        break
+    await stream.aclose()  # type: ignore[attr-defined]
+
+
+async def test_blocked_when_model_requests_are_not_allowed() -> None:
+    assert models.ALLOW_MODEL_REQUESTS is False  # tests/conftest.py
+    with pytest.raises(ModelRequestsBlockedError) as info:
+        await run(model_id="openai/gpt-5.4-mini")
+    assert "openai/gpt-5.4-mini" in str(info.value)
+    assert info.value.retryable is False
+
+
+async def test_model_options_reach_the_provider(script: Script) -> None:
+    script.chunks = [text("ok"), end("stop")]
+    await run(settings=ModelSettings(max_output_tokens=5, model_options={"temperature": 0.25, "max_tokens": 7}))
+    params = script.calls[0]["optional_params"]
+    assert (params["temperature"], params["max_tokens"]) == (0.25, 7)
+
+
+async def test_history_is_translated_to_openai_messages(script: Script) -> None:
+    script.chunks = [text("ok"), end("stop")]
+    history: list[Message] = [
+        SystemMessage(content="be kind"),
+        UserMessage(content="add"),
+        AssistantMessage(
+            content="", reasoning="private", tool_calls=(ToolCall(id="c1", name="add", arguments={"a": 1}),)
+        ),
+        ToolMessage(tool_call_id="c1", name="add", content="1"),
+    ]
+    await run(history, tools=[ADD])
+    sent = script.calls[0]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool"]
+    assert sent[2]["tool_calls"][0]["id"] == "c1"
+    assert sent[3]["tool_call_id"] == "c1"
+
+
+def test_to_openai_messages() -> None:
+    messages: list[Message] = [
+        SystemMessage(content="s"),
+        UserMessage(content="u"),
+        AssistantMessage(content="plain"),
+        AssistantMessage(
+            tool_calls=(
+                ToolCall(id="a", name="add", arguments={"a": 1}),
+                ToolCall(id="b", name="add", invalid_arguments="{oops"),
+            )
+        ),
+        ToolMessage(tool_call_id="a", name="add", content="1", is_error=False),
+    ]
+    assert to_openai_messages(messages) == [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "u"},
+        {"role": "assistant", "content": "plain"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "add", "arguments": '{"a": 1}'}},
+                {"id": "b", "type": "function", "function": {"name": "add", "arguments": "{}"}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "a", "name": "add", "content": "1"},
+    ]
+
+
+def test_first_import_is_offline_quiet_and_warning_free() -> None:
+    # A fresh process without LITELLM_LOCAL_MODEL_COST_MAP, every network lookup recorded and refused.
+    code = textwrap.dedent(
+        """
+        import asyncio, logging, os, socket, sys
+        attempts = []
+        def refuse(*args, **kwargs):
+            attempts.append(args[:1])
+            raise OSError("network disabled in this test")
+        socket.getaddrinfo = refuse
+        socket.socket.connect = refuse
+        from eve_runtime.models import litellm_model
+        assert "litellm" not in sys.modules
+        litellm = asyncio.run(litellm_model._litellm())
+        print(os.environ["LITELLM_LOCAL_MODEL_COST_MAP"], litellm.suppress_debug_info,
+              logging.getLogger("LiteLLM").level == logging.ERROR, attempts)
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM")}
+    result = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, timeout=120, env=env, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "True", "True", "[]"]
+    assert result.stderr == ""
