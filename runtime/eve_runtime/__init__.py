@@ -1,0 +1,46 @@
+"""eve for Python: agents as directories, with durable sessions.
+
+The names here are the authoring API, the only ones an app's code needs:
+
+```python
+from eve_runtime import define_agent, tool
+```
+"""
+
+from __future__ import annotations
+
+from eve_runtime._version import __version__
+from eve_runtime.config import AgentConfig, define_agent
+from eve_runtime.context import ToolContext
+from eve_runtime.dynamic import DynamicResolver, define_dynamic
+from eve_runtime.errors import CompileError, DefinitionError, EveError, UserError
+from eve_runtime.hooks import Hook, define_hook
+from eve_runtime.instructions import Instructions, define_instructions
+from eve_runtime.schedules import Schedule, define_schedule
+from eve_runtime.skills import Skill, define_skill
+from eve_runtime.tools import DisabledTool, ToolOptions, disable_tool, tool
+
+__all__ = [
+    "AgentConfig",
+    "CompileError",
+    "DefinitionError",
+    "DisabledTool",
+    "DynamicResolver",
+    "EveError",
+    "Hook",
+    "Instructions",
+    "Schedule",
+    "Skill",
+    "ToolContext",
+    "ToolOptions",
+    "UserError",
+    "__version__",
+    "define_agent",
+    "define_dynamic",
+    "define_hook",
+    "define_instructions",
+    "define_schedule",
+    "define_skill",
+    "disable_tool",
+    "tool",
+]

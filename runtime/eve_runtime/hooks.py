@@ -1,0 +1,54 @@
+"""`define_hook`: code that observes a session's stream events (`agent/hooks/**.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from eve_runtime.errors import DefinitionError
+from eve_runtime.events import EVENT_TYPES
+
+__all__ = ["Hook", "define_hook"]
+
+HookHandler = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Hook:
+    """Handlers for stream events, by event type (`*` for every event)."""
+
+    events: Mapping[str, HookHandler]
+
+    @property
+    def event_names(self) -> list[str]:
+        """The event types this hook observes, sorted (`*` included)."""
+        return sorted(self.events)
+
+
+def define_hook(events: Mapping[str, HookHandler]) -> Hook:
+    """Observe stream events. Handlers only observe: what they return is ignored.
+
+    Args:
+        events: Event type (`turn.completed`, ...) or `*` to a handler `(event, ctx)`.
+
+    Example:
+        ```python
+        from eve_runtime import define_hook
+
+        hook = define_hook({"turn.completed": lambda event, ctx: print(event.data)})
+        ```
+    """
+    if not isinstance(events, Mapping) or not events:
+        raise DefinitionError(
+            "define_hook(): 'events' must be a non-empty mapping of event type to handler", field="events"
+        )
+    for name, handler in events.items():
+        if name != "*" and name not in EVENT_TYPES:
+            raise DefinitionError(
+                f"define_hook(): unknown event type {name!r}; use a stream event type such as 'turn.completed', or '*'",
+                field="events",
+            )
+        if not callable(handler):
+            raise DefinitionError(f"define_hook(): the handler for {name!r} is not callable", field="events")
+    return Hook(events=dict(events))

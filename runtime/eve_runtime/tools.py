@@ -1,0 +1,133 @@
+"""Tools: one function per file in `agent/tools/`, options with `@tool`, built-ins off with `disable_tool()`.
+
+A tool is the function in `agent/tools/<name>.py` named like the file (or the one function there
+decorated with `@tool`). Its name is the file name, its description the docstring, its input
+schema the signature. Sync functions run in a thread, async ones as tasks, and generator
+functions stream progress: every `yield` publishes an `action.partial`, the return value (or the
+last yield) is the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar, overload
+
+from eve_runtime.errors import DefinitionError
+
+__all__ = ["ApprovalPolicy", "DisabledTool", "ToolOptions", "disable_tool", "tool", "tool_options"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+ApprovalPolicy = bool | Callable[..., Any]
+"""`True`/`False`, or a function called per call (with the tool input) that decides."""
+
+_OPTIONS_ATTRIBUTE = "__eve_tool__"
+
+
+@dataclass(frozen=True)
+class ToolOptions:
+    """Options set with `@tool(...)` on a tool function."""
+
+    needs_approval: ApprovalPolicy = False
+    """Ask a person before each call (`True`), never (`False`), or let a policy function decide per call."""
+    description: str | None = None
+    """The description the model sees; defaults to the function's docstring."""
+    ends_turn: bool = False
+    """End the turn after this call when no other tool ran in the step."""
+    to_model_output: Callable[[Any], Any] | None = None
+    """Turn the result into what the model sees (the stream still gets the full result)."""
+
+
+@dataclass(frozen=True)
+class DisabledTool:
+    """The marker `disable_tool()` returns: removes the framework tool of the same file name."""
+
+
+@overload
+def tool(function: F, /) -> F: ...
+
+
+@overload
+def tool(
+    *,
+    needs_approval: ApprovalPolicy = False,
+    description: str | None = None,
+    ends_turn: bool = False,
+    to_model_output: Callable[[Any], Any] | None = None,
+) -> Callable[[F], F]: ...
+
+
+def tool(
+    function: F | None = None,
+    /,
+    *,
+    needs_approval: ApprovalPolicy = False,
+    description: str | None = None,
+    ends_turn: bool = False,
+    to_model_output: Callable[[Any], Any] | None = None,
+) -> F | Callable[[F], F]:
+    """Mark a function as the tool of its file and set its options.
+
+    The function is returned unchanged (so it stays callable in tests); eve reads the options
+    when it compiles the agent. The tool is still named after its file.
+
+    Args:
+        function: The tool function (when used as a bare `@tool`).
+        needs_approval: `True` to ask a person before every call, or a function
+            `(tool_input) -> bool` deciding per call.
+        description: Overrides the docstring as the model-facing description.
+        ends_turn: End the turn after this call when no other tool ran in the step.
+        to_model_output: Maps the result to what the model sees.
+
+    Example:
+        ```python
+        from eve_runtime import tool
+
+        @tool(needs_approval=True)
+        def delete_file(path: str) -> str:
+            \"\"\"Delete a file in the workspace.\"\"\"
+            ...
+        ```
+    """
+    if not isinstance(needs_approval, bool) and not callable(needs_approval):
+        raise DefinitionError("@tool: 'needs_approval' must be True, False or a function", field="needs_approval")
+    if description is not None and (not isinstance(description, str) or not description.strip()):
+        raise DefinitionError("@tool: 'description' must be a non-empty string", field="description")
+    if not isinstance(ends_turn, bool):
+        raise DefinitionError("@tool: 'ends_turn' must be True or False", field="ends_turn")
+    if to_model_output is not None and not callable(to_model_output):
+        raise DefinitionError("@tool: 'to_model_output' must be a function", field="to_model_output")
+    options = ToolOptions(
+        needs_approval=needs_approval, description=description, ends_turn=ends_turn, to_model_output=to_model_output
+    )
+
+    def mark(target: F) -> F:
+        if not callable(target) or isinstance(target, type):
+            raise DefinitionError("@tool must decorate a function", field=None)
+        setattr(target, _OPTIONS_ATTRIBUTE, options)
+        return target
+
+    if function is not None:
+        return mark(function)
+    return mark
+
+
+def tool_options(function: Callable[..., Any]) -> ToolOptions | None:
+    """The options `@tool` set on a function, or None when it was not decorated."""
+    options = getattr(function, _OPTIONS_ATTRIBUTE, None)
+    return options if isinstance(options, ToolOptions) else None
+
+
+def disable_tool() -> DisabledTool:
+    """Remove the framework tool named like this file (`agent/tools/bash.py` removes `bash`).
+
+    Example:
+        ```python
+        # agent/tools/bash.py
+        from eve_runtime import disable_tool
+
+        bash = disable_tool()
+        ```
+    """
+    return DisabledTool()
