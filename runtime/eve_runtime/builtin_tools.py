@@ -1,0 +1,143 @@
+"""The framework's own tools (eve's built-ins), as the compiler composes them with authored tools.
+
+An authored `tools/<name>.py` with a built-in's name replaces it; one holding `disable_tool()`
+removes it; `define_agent(default_tools=False)` drops the optional defaults; and
+`built_in_tools={"allow": [...]}` denies the ones it does not list. `implemented` says whether
+this version of eve for Python can run the tool yet: a tool that cannot run is never offered to
+the model, and info reports it as `unavailable`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["BUILTIN_TOOLS", "BuiltinTool", "builtin_tool"]
+
+Availability = Literal["default", "opt-in"]
+
+
+def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+_STRING = {"type": "string"}
+
+
+@dataclass(frozen=True)
+class BuiltinTool:
+    """One framework tool."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    availability: Availability
+    """`default`: on unless disabled; `opt-in`: on only when a tool file re-exports it."""
+    optional: bool = True
+    """Dropped by `define_agent(default_tools=False)`."""
+    root_only: bool = False
+    needs: Literal["skills", "connections"] | None = None
+    """Present only when the agent has at least one of these."""
+    can_disable: bool = True
+    implemented: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
+    BuiltinTool(
+        "bash",
+        "Run a shell command in the agent's sandbox and return its output.",
+        _object({"command": _STRING}, ["command"]),
+        "default",
+    ),
+    BuiltinTool(
+        "read_file",
+        "Read a text file from the sandbox workspace.",
+        _object({"path": _STRING}, ["path"]),
+        "default",
+    ),
+    BuiltinTool(
+        "write_file",
+        "Write a text file in the sandbox workspace (read it first when it exists).",
+        _object({"path": _STRING, "content": _STRING}, ["path", "content"]),
+        "default",
+    ),
+    BuiltinTool(
+        "web_fetch",
+        "Fetch a web page and return its text.",
+        _object({"url": _STRING}, ["url"]),
+        "default",
+    ),
+    BuiltinTool(
+        "web_search",
+        "Search the web.",
+        _object({"query": _STRING}, ["query"]),
+        "default",
+    ),
+    BuiltinTool(
+        "agent",
+        "Delegate a task to a fresh copy of this agent and get its reply.",
+        _object({"message": _STRING, "agentId": _STRING}, ["message"]),
+        "default",
+        root_only=True,
+    ),
+    BuiltinTool(
+        "task_cancel",
+        "Cancel a background task by its id.",
+        _object({"taskId": _STRING}, ["taskId"]),
+        "default",
+        optional=False,
+    ),
+    BuiltinTool(
+        "load_skill",
+        "Load one of the agent's skills by name, adding its instructions to the turn.",
+        _object({"name": _STRING}, ["name"]),
+        "default",
+        optional=False,
+        needs="skills",
+    ),
+    BuiltinTool(
+        "connection_search",
+        "Search the tools of the agent's connections.",
+        _object({"query": _STRING}, ["query"]),
+        "default",
+        optional=False,
+        needs="connections",
+        can_disable=False,
+    ),
+    BuiltinTool(
+        "ask_question",
+        "Ask the person a question, optionally with options to choose from, and wait for the answer.",
+        _object(
+            {"prompt": _STRING, "options": {"type": "array", "items": _STRING}, "allowFreeform": {"type": "boolean"}},
+            ["prompt"],
+        ),
+        "opt-in",
+    ),
+    BuiltinTool(
+        "glob", "List sandbox files matching a glob pattern.", _object({"pattern": _STRING}, ["pattern"]), "opt-in"
+    ),
+    BuiltinTool(
+        "grep", "Search sandbox files for a regular expression.", _object({"pattern": _STRING}, ["pattern"]), "opt-in"
+    ),
+    BuiltinTool(
+        "sleep",
+        "Wait for a number of seconds (a new message ends the wait).",
+        _object({"seconds": {"type": "number"}}, ["seconds"]),
+        "opt-in",
+    ),
+    BuiltinTool(
+        "no_reply",
+        "End the turn without replying.",
+        _object({"reason": _STRING}, []),
+        "opt-in",
+    ),
+)
+"""Every framework tool eve knows, in eve's order."""
+
+_BY_NAME = {tool.name: tool for tool in BUILTIN_TOOLS}
+
+
+def builtin_tool(name: str) -> BuiltinTool | None:
+    """The framework tool with this name, if there is one."""
+    return _BY_NAME.get(name)

@@ -1,0 +1,142 @@
+"""Loading user code: each file of `agent/` imported by path under a private namespace.
+
+Every load (a *generation*) gets its own top-level package, `_eve_app_<n>`, whose search path is
+the agent folder, so `agent/tools/get_weather.py` becomes `_eve_app_1.tools.get_weather`:
+
+- user files never shadow real modules (`agent/tools/json.py` is not `json`);
+- relative imports inside `agent/` work (`from ..lib.weather import forecast`);
+- two generations of the same app live side by side until the old one is released.
+
+A failure inside a user file becomes a diagnostic naming the file and line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import itertools
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from types import CodeType, ModuleType
+
+from eve_runtime import diagnostics as dg
+from eve_runtime.diagnostics import Diagnostic
+from eve_runtime.errors import DefinitionError
+
+__all__ = ["ModuleLoader"]
+
+_generations = itertools.count(1)
+_NAMESPACE_PREFIX = "_eve_app_"
+
+
+class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
+    """Compiles a user file from its source on every load, never from a cached `.pyc`.
+
+    A `.pyc` is trusted when the source's size and mtime (in whole seconds) match, so an edit of
+    the same size within a second of the previous load would go unseen by the next generation.
+    It also keeps `__pycache__/` folders out of the user's `agent/`.
+    """
+
+    def get_code(self, fullname: str) -> CodeType:
+        return self.source_to_code(self.get_data(self.path), self.path)
+
+
+class _GenerationFinder(importlib.abc.MetaPathFinder):
+    """Finds the modules of every generation as the path finder does, loading them with `_FreshSourceLoader`."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if path is None or not fullname.startswith(_NAMESPACE_PREFIX):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if spec is not None and type(spec.loader) is importlib.machinery.SourceFileLoader and spec.origin:
+            spec.loader = _FreshSourceLoader(fullname, spec.origin)
+        return spec
+
+
+def _install_finder() -> None:
+    if not any(isinstance(finder, _GenerationFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _GenerationFinder())
+
+
+class ModuleLoader:
+    """Imports the module sources of one agent folder under a fresh namespace."""
+
+    def __init__(self, agent_root: Path) -> None:
+        self.agent_root = agent_root.resolve()
+        self.generation = next(_generations)
+        self.namespace = f"{_NAMESPACE_PREFIX}{self.generation}"
+        _install_finder()
+        spec = importlib.machinery.ModuleSpec(self.namespace, None, is_package=True)
+        spec.submodule_search_locations = [str(self.agent_root)]
+        package = importlib.util.module_from_spec(spec)
+        package.__doc__ = f"User code of {self.agent_root} (generation {self.generation})."
+        sys.modules[self.namespace] = package
+        importlib.invalidate_caches()  # files added since the last generation must be seen
+
+    def module_name(self, path: Path) -> str:
+        """The import name of a file under the agent folder."""
+        relative = path.resolve().relative_to(self.agent_root).with_suffix("")
+        parts = list(relative.parts)
+        if parts and parts[-1] == "__init__":
+            parts.pop()
+        return ".".join([self.namespace, *parts])
+
+    def load(self, path: Path, *, node_id: str = "__root__") -> ModuleType | Diagnostic:
+        """Import one user file, or describe why it failed."""
+        name = self.module_name(path)
+        try:
+            return importlib.import_module(name)
+        except DefinitionError as exc:
+            file, line = self._user_location(exc, path)
+            message = f"{exc} (in {self._relative(file)})"
+            return dg.error("compile/definition-invalid", message, file, line=line, node_id=node_id)
+        except SyntaxError as exc:
+            file = Path(exc.filename) if exc.filename else path
+            return dg.error(
+                "compile/module-import-failed",
+                f"{self._relative(file)} has a syntax error: {exc.msg}",
+                file,
+                line=exc.lineno,
+                node_id=node_id,
+            )
+        except (Exception, SystemExit) as exc:  # whatever a user module raises is reported, not propagated
+            file, line = self._user_location(exc, path)
+            hint = ""
+            if isinstance(exc, ModuleNotFoundError) and exc.name and not exc.name.startswith(self.namespace):
+                hint = f" Install it (add {exc.name.split('.')[0]!r} to your app's dependencies) or fix the import."
+            return dg.error(
+                "compile/module-import-failed",
+                # the private namespace means nothing to the user: show `agent.lib` for `_eve_app_3.lib`
+                f"Importing {self._relative(path)} failed: {type(exc).__name__}: "
+                f"{str(exc).replace(self.namespace, 'agent')}.{hint}",
+                file,
+                line=line,
+                node_id=node_id,
+            )
+
+    def release(self) -> None:
+        """Forget this generation's modules (running code keeps the objects it holds)."""
+        prefix = self.namespace + "."
+        for name in [n for n in sys.modules if n == self.namespace or n.startswith(prefix)]:
+            del sys.modules[name]
+
+    def _relative(self, path: Path) -> str:
+        try:
+            return path.resolve().relative_to(self.agent_root.parent).as_posix()
+        except ValueError:
+            return str(path)
+
+    def _user_location(self, exc: BaseException, fallback: Path) -> tuple[Path, int | None]:
+        """The innermost traceback frame inside the agent folder: where the user's mistake is."""
+        location: tuple[Path, int | None] = (fallback, None)
+        for frame in traceback.extract_tb(exc.__traceback__):
+            frame_path = Path(frame.filename)
+            if frame_path.is_relative_to(self.agent_root):
+                location = (frame_path, frame.lineno)
+        return location

@@ -1,0 +1,56 @@
+"""What the runtime holds beside the manifest: the loaded callables and definitions of each agent."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from eve_runtime.config import AgentConfig
+from eve_runtime.dynamic import DynamicResolver
+from eve_runtime.hooks import Hook
+from eve_runtime.manifest import AgentManifest, ToolManifest
+from eve_runtime.schedules import Schedule
+from eve_runtime.schema import FunctionSchema
+from eve_runtime.tools import ToolOptions
+
+__all__ = ["RuntimeAgent", "RuntimeTool"]
+
+
+@dataclass(frozen=True)
+class RuntimeTool:
+    """A tool the engine can call: its manifest entry and, for authored tools, the function."""
+
+    manifest: ToolManifest
+    function: Callable[..., Any] | None = None
+    """None for framework tools (the engine provides them)."""
+    schema: FunctionSchema | None = None
+    options: ToolOptions = ToolOptions()
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+
+@dataclass
+class RuntimeAgent:
+    """One compiled agent with everything it runs."""
+
+    manifest: AgentManifest
+    config: AgentConfig
+    tools: dict[str, RuntimeTool] = field(default_factory=dict)
+    dynamic_instructions: list[DynamicResolver] = field(default_factory=list)
+    dynamic_tools: dict[str, DynamicResolver] = field(default_factory=dict)
+    hooks: dict[str, Hook] = field(default_factory=dict)
+    schedules: dict[str, Schedule] = field(default_factory=dict)
+    subagents: dict[str, RuntimeAgent] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    def walk(self) -> Iterator[RuntimeAgent]:
+        """This agent, then its subagents depth first."""
+        yield self
+        for child in self.subagents.values():
+            yield from child.walk()
