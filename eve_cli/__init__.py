@@ -1,0 +1,1 @@
+"""The `eve` command line: thin typer commands over `eve_runtime`."""

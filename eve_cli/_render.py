@@ -1,0 +1,93 @@
+"""The human view of `eve info`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from eve_cli._console import print_diagnostics
+
+if TYPE_CHECKING:
+    from eve_runtime.compiler import CompiledApp
+    from eve_runtime.manifest import AgentManifest
+
+__all__ = ["render_info"]
+
+STATUS_STYLE = {"active": "green", "replaced": "cyan", "disabled": "yellow", "denied-by-policy": "yellow"}
+
+
+def _names(items: list[str]) -> str:
+    return ", ".join(escape(item) for item in items) if items else "[dim]none[/]"
+
+
+def _summary(compiled: CompiledApp) -> Table:
+    from eve_runtime.diagnostics import summarize
+    from eve_runtime.routes import MESSAGING
+
+    manifest = compiled.manifest
+    counts = summarize(manifest.diagnostics)
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    status = "[green]ready[/]" if compiled.ok else "[red]failed[/]"
+    table.add_row("App Root", escape(manifest.app_root))
+    table.add_row("Agent Root", escape(manifest.agent_root))
+    table.add_row("Layout", "nested")
+    table.add_row("Compile", f"{status} in {compiled.duration_ms:.0f} ms")
+    table.add_row("Diagnostics", f"{counts.errors} errors, {counts.warnings} warnings")
+    root = manifest.root
+    if root is not None:
+        _agent_rows(table, root)
+    for key, route in MESSAGING.items():
+        table.add_row(f"Messaging {key.title()}", route)
+    table.add_row("Manifest", escape(str(compiled.paths.manifest_file)))
+    table.add_row("Diagnostics File", escape(str(compiled.paths.diagnostics_file)))
+    return table
+
+
+def _agent_rows(table: Table, agent: AgentManifest) -> None:
+    model = agent.model.id or "dynamic (define_dynamic)"
+    if agent.model.reasoning:
+        model += f" (reasoning {agent.model.reasoning})"
+    table.add_row("Agent", escape(agent.name) + (f" [dim]{escape(agent.description)}[/]" if agent.description else ""))
+    table.add_row("Model", escape(model))
+    instructions = [f"{i.source.logical_path} ({i.role})" for i in agent.instructions]
+    instructions += [f"{d.source.logical_path} (dynamic)" for d in agent.dynamic_instructions]
+    table.add_row("Instructions", _names(instructions))
+    table.add_row("Skills", _names([s.name for s in agent.skills]))
+    table.add_row("Subagents", _names([s.name for s in agent.subagents]))
+    table.add_row("Schedules", _names([f"{s.name} ({s.cron})" for s in agent.schedules]))
+    table.add_row("Hooks", _names([h.slug for h in agent.hooks]))
+
+
+def _tools(agent: AgentManifest) -> Table:
+    table = Table(title="Tools", title_justify="left", show_edge=False, header_style="bold")
+    table.add_column("name")
+    table.add_column("source")
+    table.add_column("approval")
+    table.add_column("description", overflow="fold")
+    for tool in agent.tools:
+        table.add_row(tool.name, tool.source.logical_path, tool.approval, tool.description.splitlines()[0])
+    for dynamic in agent.dynamic_tools:
+        table.add_row(dynamic.slug, dynamic.source.logical_path, "-", "dynamic: " + ", ".join(dynamic.event_names))
+    for framework in agent.framework_tools:
+        if framework.status in ("not-applicable", "off"):
+            continue
+        style = STATUS_STYLE.get(framework.status, "dim")
+        table.add_row(framework.name, "framework", "-", f"[{style}]{framework.status}[/]")
+    return table
+
+
+def render_info(compiled: CompiledApp, console: Console) -> None:
+    """Print the summary, the tools table and the diagnostics."""
+    console.print(_summary(compiled))
+    root = compiled.manifest.root
+    if root is not None:
+        console.print()
+        console.print(_tools(root))
+    if compiled.manifest.diagnostics:
+        console.print()
+        print_diagnostics(compiled.manifest.diagnostics, console)

@@ -1,0 +1,64 @@
+"""The `eve` command: a thin typer app over `eve_runtime`.
+
+Commands import `eve_runtime` lazily, inside their functions, so `eve --help` stays fast.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from eve_cli.commands.build import build
+from eve_cli.commands.info import info
+from eve_cli.commands.init import init
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="eve",
+    help="eve: agents as directories, with durable sessions.",
+    add_completion=False,
+    no_args_is_help=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.command("init")(init)
+app.command("info")(info)
+app.command("build")(build)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from eve_runtime import __version__
+
+        typer.echo(f"eve {__version__}")
+        raise typer.Exit()
+
+
+@app.callback(invoke_without_command=True)
+def root(
+    ctx: typer.Context,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """eve: agents as directories, with durable sessions.
+
+    Run bare `eve` outside an app to create one here; inside an app it shows this help.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from eve_runtime.errors import ProjectNotFoundError
+    from eve_runtime.project import find_app_root
+
+    try:
+        find_app_root()
+    except ProjectNotFoundError:
+        ctx.invoke(init, directory=None, model=None, template="default", non_interactive=False)
+        return
+    typer.echo(ctx.get_help())
+
+
+def main() -> None:
+    """Entry point of the `eve` console script."""
+    app()
