@@ -1,0 +1,254 @@
+"""The store contract: everything a session keeps durably, behind one interface.
+
+A store holds, per session:
+
+- the **session record** (status, deadline, the eve version that runs it, its create-once
+  operation id);
+- the **event log**: append-only, with an absolute index from 0 (the stream cursor); each event
+  is stored as its serialized NDJSON line, so every read returns the same bytes;
+- the **history log**: the model-facing messages, append-only (a clear replaces it);
+- the **checkpoint**: one small JSON document describing where the session is (replaced by
+  every commit that carries one), so recovery reads one checkpoint plus the history log;
+- the **inbox**: accepted deliveries (messages, answers, controls) in arrival order, each with a
+  delivery id, consumed by the session's actor; idempotency keys are remembered per session (the
+  last 1,024 distinct keys);
+- **ownership**: which worker may run the session, with a fencing token.
+
+Writes that belong together go through [`Store.commit`][eve_runtime.store.base.Store.commit]
+in one transaction; a commit that is acknowledged is durable. Every backend (memory, SQLite,
+Postgres) passes the same contract test suite.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from eve_runtime.errors import RuntimeFailure
+
+__all__ = [
+    "IDEMPOTENCY_WINDOW",
+    "Commit",
+    "DeliveryKind",
+    "DeliveryRecord",
+    "EnqueueResult",
+    "EventRow",
+    "NewDelivery",
+    "OwnershipLost",
+    "SessionNotActive",
+    "SessionRecord",
+    "SessionStatus",
+    "Store",
+    "StoreError",
+    "StoreLocked",
+    "EventIndexConflict",
+]
+
+IDEMPOTENCY_WINDOW = 1024
+"""How many distinct idempotency keys a session remembers (the newest ones)."""
+
+SessionStatus = Literal["active", "completed", "failed", "reset"]
+DeliveryKind = Literal["message", "responses", "cancel", "compact", "clear", "reset"]
+
+
+class StoreError(RuntimeFailure):
+    """A store operation failed."""
+
+
+class StoreLocked(StoreError):
+    """Another process already owns this local store (one writer process per store)."""
+
+
+class SessionNotActive(StoreError):
+    """The session does not exist or has ended, so it accepts no delivery."""
+
+
+class EventIndexConflict(StoreError):
+    """A commit's first event index is not the session's current event count (a stale or racing writer)."""
+
+
+class OwnershipLost(StoreError):
+    """A commit carried a fencing token that is no longer the session's current one."""
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """One session."""
+
+    id: str
+    agent: str
+    """The root agent's name."""
+    created_at: float
+    """Seconds since the epoch."""
+    eve_version: str
+    """The framework version that runs the session (a session of another version is stranded)."""
+    status: SessionStatus = "active"
+    deadline: float | None = None
+    """When the session times out (seconds since the epoch); None for never."""
+    operation_id: str | None = None
+    """The create-once key the session was created with."""
+
+
+@dataclass(frozen=True)
+class EventRow:
+    """One stored event."""
+
+    index: int
+    """Absolute position in the session's log, from 0."""
+    type: str
+    line: bytes
+    """The event serialized as one NDJSON line (UTF-8, no trailing newline)."""
+
+
+@dataclass(frozen=True)
+class NewDelivery:
+    """A delivery to accept into a session's inbox."""
+
+    id: str
+    """The delivery id (the caller mints it; a duplicate idempotency key returns the first one instead)."""
+    kind: DeliveryKind
+    payload: dict[str, Any] = field(default_factory=dict)
+    """Kind-specific JSON data (the message, the input responses, the cancel's turn id, ...)."""
+    idempotency_key: str | None = None
+
+
+@dataclass(frozen=True)
+class DeliveryRecord:
+    """An accepted delivery."""
+
+    id: str
+    session_id: str
+    seq: int
+    """Arrival order within the session, from 0."""
+    kind: DeliveryKind
+    payload: dict[str, Any]
+    idempotency_key: str | None
+    created_at: float
+    consumed: bool = False
+
+
+@dataclass(frozen=True)
+class EnqueueResult:
+    """The outcome of `enqueue`: the delivery, and whether it repeated an earlier idempotency key."""
+
+    delivery: DeliveryRecord
+    duplicate: bool
+
+
+@dataclass(frozen=True)
+class Commit:
+    """Everything one durable step of a session writes, applied atomically."""
+
+    events: Sequence[EventRow] = ()
+    """Appended to the event log; the first index must equal the session's current event count."""
+    history: Sequence[str] = ()
+    """JSON messages appended to the history log."""
+    replace_history: bool = False
+    """Empty the history log before appending `history` (a clear)."""
+    checkpoint: str | None = None
+    """The session's new checkpoint (JSON); None keeps the current one."""
+    consumed: Sequence[str] = ()
+    """Delivery ids this commit consumes."""
+    status: SessionStatus | None = None
+    """The session's new status, when it ends."""
+    fence: int | None = None
+    """The fencing token from `acquire`; when given, a commit by a superseded owner is refused."""
+
+
+class Store(ABC):
+    """The durable state of every session. All methods are safe to call from one event loop."""
+
+    @abstractmethod
+    async def open(self) -> None:
+        """Open (and create when missing) the store. May raise `StoreLocked`."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Flush and release everything; the store can be opened again."""
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    @abstractmethod
+    async def create_session(
+        self, record: SessionRecord, first: NewDelivery | None = None
+    ) -> tuple[SessionRecord, bool]:
+        """Create a session, with its first delivery in the same transaction.
+
+        When `record.operation_id` names a session created before, nothing is written and that
+        session is returned. Returns `(session, created)`.
+        """
+
+    @abstractmethod
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        """The session, or None when there is no such session."""
+
+    @abstractmethod
+    async def list_sessions(self, status: SessionStatus = "active") -> list[SessionRecord]:
+        """Every session with this status, oldest first."""
+
+    # -- inbox ------------------------------------------------------------------------------
+
+    @abstractmethod
+    async def enqueue(self, session_id: str, delivery: NewDelivery) -> EnqueueResult:
+        """Accept a delivery durably (acknowledge it only after this returns).
+
+        A delivery whose idempotency key is among the session's last 1,024 keys is not stored
+        again: the first delivery with that key is returned with `duplicate=True`.
+
+        Raises:
+            SessionNotActive: The session does not exist or is not active.
+        """
+
+    @abstractmethod
+    async def pending_deliveries(self, session_id: str) -> list[DeliveryRecord]:
+        """Deliveries not consumed yet, in arrival order."""
+
+    # -- events, history, checkpoint ------------------------------------------------------------
+
+    @abstractmethod
+    async def commit(self, session_id: str, commit: Commit) -> None:
+        """Apply a commit atomically and durably.
+
+        Raises:
+            EventIndexConflict: The first event's index is not the current event count.
+            OwnershipLost: `commit.fence` is not the session's current fencing token.
+        """
+
+    @abstractmethod
+    async def read_events(self, session_id: str, start: int = 0, end: int | None = None) -> list[EventRow]:
+        """Events with `start <= index < end` (to the tail when `end` is None), in order."""
+
+    @abstractmethod
+    async def event_count(self, session_id: str) -> int:
+        """How many events the session has (the next index)."""
+
+    @abstractmethod
+    async def wait_for_events(self, session_id: str, known: int, timeout: float) -> int:
+        """Wait until the session has more than `known` events, or `timeout` seconds pass.
+
+        Returns the event count then (equal to `known` on timeout).
+        """
+
+    @abstractmethod
+    async def load_checkpoint(self, session_id: str) -> str | None:
+        """The session's checkpoint, or None before its first."""
+
+    @abstractmethod
+    async def load_history(self, session_id: str) -> list[str]:
+        """The history log, oldest first."""
+
+    # -- ownership --------------------------------------------------------------------------
+
+    @abstractmethod
+    async def acquire(self, session_id: str, owner: str, ttl: float) -> int | None:
+        """Become (or stay) the session's owner for `ttl` seconds.
+
+        Returns a fencing token that grows with every change of owner, or None while another
+        owner's lease is unexpired.
+        """
+
+    @abstractmethod
+    async def release(self, session_id: str, owner: str) -> None:
+        """Give up ownership (no-op when `owner` does not hold it)."""

@@ -1,0 +1,323 @@
+"""The memory store: the store contract kept in dictionaries, for unit tests.
+
+It has the same semantics as the durable backends (idempotency window, create-once operation
+ids, event-index conflicts, fencing, notification of new events) but keeps nothing across
+processes: `close` and `open` on the same object keep everything, a new object starts empty.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from eve_runtime.store.base import (
+    IDEMPOTENCY_WINDOW,
+    Commit,
+    DeliveryRecord,
+    EnqueueResult,
+    EventIndexConflict,
+    EventRow,
+    NewDelivery,
+    OwnershipLost,
+    SessionNotActive,
+    SessionRecord,
+    SessionStatus,
+    Store,
+    StoreError,
+)
+
+__all__ = ["EventWaiters", "MemoryStore", "check_events", "encode_payload"]
+
+
+def encode_payload(payload: dict[str, Any]) -> str:
+    """Serialize a delivery payload as ASCII JSON, so lone surrogates and NULs round-trip exactly.
+
+    Raises:
+        StoreError: The payload is not JSON data.
+    """
+    try:
+        return json.dumps(payload, ensure_ascii=True, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"A delivery payload must be JSON data: {exc}") from exc
+
+
+class EventWaiters:
+    """Futures of `wait_for_events` callers, per session, woken when a commit adds events.
+
+    Everything runs on the store's event loop; a writer thread reaches it through
+    `loop.call_soon_threadsafe(waiters.notify, ...)`.
+    """
+
+    def __init__(self) -> None:
+        self._waiters: dict[str, set[asyncio.Future[None]]] = {}
+
+    def add(self, session_id: str) -> asyncio.Future[None]:
+        """Register a waiter for the session's next commit with events."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.setdefault(session_id, set()).add(future)
+        return future
+
+    def discard(self, session_id: str, future: asyncio.Future[None]) -> None:
+        """Forget a waiter (after it woke or timed out)."""
+        waiting = self._waiters.get(session_id)
+        if waiting is not None:
+            waiting.discard(future)
+            if not waiting:
+                del self._waiters[session_id]
+
+    def notify(self, session_ids: Iterable[str]) -> None:
+        """Wake every waiter of these sessions."""
+        for session_id in session_ids:
+            for future in self._waiters.pop(session_id, ()):
+                if not future.done():
+                    future.set_result(None)
+
+    async def wait(self, future: asyncio.Future[None], timeout: float) -> bool:
+        """Wait for a registered future; False when `timeout` seconds passed first."""
+        if timeout <= 0:
+            return future.done()
+        try:
+            await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            return False
+        return True
+
+
+def check_events(session_id: str, count: int, events: Iterable[EventRow]) -> None:
+    """Validate a commit's events against the session's event count.
+
+    Raises:
+        EventIndexConflict: The first index is not `count`.
+        StoreError: The indexes are not consecutive.
+    """
+    for offset, event in enumerate(events):
+        if event.index != count + offset:
+            if offset == 0:
+                raise EventIndexConflict(
+                    f"Session {session_id!r} has {count} events, so the next event index is {count}, "
+                    f"not {event.index}: another writer appended first, or this writer is stale."
+                )
+            raise StoreError(
+                f"The events of one commit must have consecutive indexes: got {event.index} after {count + offset - 1}."
+            )
+
+
+@dataclass
+class _Session:
+    record: SessionRecord
+    events: list[EventRow] = field(default_factory=list)
+    history: list[str] = field(default_factory=list)
+    checkpoint: str | None = None
+    deliveries: list[DeliveryRecord] = field(default_factory=list)
+    payloads: list[str] = field(default_factory=list)
+    """Each delivery's payload as JSON (decoded afresh on every read, like a real store)."""
+    keys: OrderedDict[str, int] = field(default_factory=OrderedDict)
+    """Idempotency key -> delivery seq, oldest first."""
+
+
+@dataclass
+class _Lease:
+    owner: str | None
+    expires_at: float
+    fence: int
+
+
+class MemoryStore(Store):
+    """A store in memory with the full contract's semantics, for unit tests."""
+
+    def __init__(self) -> None:
+        self._open = False
+        self._sessions: dict[str, _Session] = {}
+        self._order: list[str] = []
+        self._operations: dict[str, str] = {}
+        self._delivery_ids: set[str] = set()
+        self._leases: dict[str, _Lease] = {}
+        self._waiters = EventWaiters()
+
+    async def open(self) -> None:
+        self._open = True
+
+    async def close(self) -> None:
+        self._open = False
+
+    def _check_open(self) -> None:
+        if not self._open:
+            raise StoreError("The memory store is closed: call open() first.")
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    async def create_session(
+        self, record: SessionRecord, first: NewDelivery | None = None
+    ) -> tuple[SessionRecord, bool]:
+        self._check_open()
+        if record.operation_id is not None and record.operation_id in self._operations:
+            return self._sessions[self._operations[record.operation_id]].record, False
+        if record.id in self._sessions:
+            raise StoreError(f"A session with id {record.id!r} already exists.")
+        payload = None
+        if first is not None:
+            payload = encode_payload(first.payload)
+            self._check_delivery_id(first.id)
+        session = _Session(record)
+        self._sessions[record.id] = session
+        self._order.append(record.id)
+        if record.operation_id is not None:
+            self._operations[record.operation_id] = record.id
+        if first is not None and payload is not None:
+            self._append_delivery(session, first, payload)
+        return record, True
+
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        self._check_open()
+        session = self._sessions.get(session_id)
+        return None if session is None else session.record
+
+    async def list_sessions(self, status: SessionStatus = "active") -> list[SessionRecord]:
+        self._check_open()
+        records = [self._sessions[i].record for i in self._order]
+        return sorted((r for r in records if r.status == status), key=lambda r: r.created_at)
+
+    # -- inbox ------------------------------------------------------------------------------
+
+    async def enqueue(self, session_id: str, delivery: NewDelivery) -> EnqueueResult:
+        self._check_open()
+        session = self._sessions.get(session_id)
+        if session is None or session.record.status != "active":
+            state = "does not exist" if session is None else f"is {session.record.status}"
+            raise SessionNotActive(f"Session {session_id!r} {state}, so it accepts no delivery.")
+        key = delivery.idempotency_key
+        if key is not None and key in session.keys:
+            return EnqueueResult(self._delivery(session, session.keys[key]), duplicate=True)
+        payload = encode_payload(delivery.payload)
+        self._check_delivery_id(delivery.id)
+        return EnqueueResult(self._append_delivery(session, delivery, payload), duplicate=False)
+
+    async def pending_deliveries(self, session_id: str) -> list[DeliveryRecord]:
+        self._check_open()
+        session = self._sessions.get(session_id)
+        if session is None:
+            return []
+        return [self._delivery(session, d.seq) for d in session.deliveries if not d.consumed]
+
+    def _check_delivery_id(self, delivery_id: str) -> None:
+        if delivery_id in self._delivery_ids:
+            raise StoreError(f"A delivery with id {delivery_id!r} already exists.")
+
+    def _append_delivery(self, session: _Session, delivery: NewDelivery, payload: str) -> DeliveryRecord:
+        seq = len(session.deliveries)
+        record = DeliveryRecord(
+            id=delivery.id,
+            session_id=session.record.id,
+            seq=seq,
+            kind=delivery.kind,
+            payload={},
+            idempotency_key=delivery.idempotency_key,
+            created_at=time.time(),
+        )
+        session.deliveries.append(record)
+        session.payloads.append(payload)
+        self._delivery_ids.add(delivery.id)
+        if delivery.idempotency_key is not None:
+            session.keys[delivery.idempotency_key] = seq
+            while len(session.keys) > IDEMPOTENCY_WINDOW:
+                session.keys.popitem(last=False)
+        return self._delivery(session, seq)
+
+    @staticmethod
+    def _delivery(session: _Session, seq: int) -> DeliveryRecord:
+        return replace(session.deliveries[seq], payload=json.loads(session.payloads[seq]))
+
+    # -- events, history, checkpoint ------------------------------------------------------------
+
+    async def commit(self, session_id: str, commit: Commit) -> None:
+        self._check_open()
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise SessionNotActive(f"Session {session_id!r} does not exist.")
+        if commit.fence is not None:
+            lease = self._leases.get(session_id)
+            if lease is None or lease.owner is None or lease.fence != commit.fence:
+                current = "none" if lease is None or lease.owner is None else str(lease.fence)
+                raise OwnershipLost(
+                    f"Session {session_id!r} has a new owner (fencing token {current}, this writer holds "
+                    f"{commit.fence}): this writer was superseded and must stop."
+                )
+        check_events(session_id, len(session.events), commit.events)
+        # Validated: nothing below can fail, so the commit applies entirely or not at all.
+        session.events.extend(EventRow(e.index, e.type, bytes(e.line)) for e in commit.events)
+        if commit.replace_history:
+            session.history.clear()
+        session.history.extend(commit.history)
+        if commit.checkpoint is not None:
+            session.checkpoint = commit.checkpoint
+        consumed = set(commit.consumed)
+        if consumed:
+            session.deliveries = [replace(d, consumed=True) if d.id in consumed else d for d in session.deliveries]
+        if commit.status is not None:
+            session.record = replace(session.record, status=commit.status)
+        if commit.events:
+            self._waiters.notify((session_id,))
+
+    async def read_events(self, session_id: str, start: int = 0, end: int | None = None) -> list[EventRow]:
+        self._check_open()
+        session = self._sessions.get(session_id)
+        if session is None:
+            return []
+        return session.events[max(start, 0) : end if end is None else max(end, 0)]
+
+    async def event_count(self, session_id: str) -> int:
+        self._check_open()
+        session = self._sessions.get(session_id)
+        return 0 if session is None else len(session.events)
+
+    async def wait_for_events(self, session_id: str, known: int, timeout: float) -> int:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            count = await self.event_count(session_id)
+            if count > known:
+                return count
+            future = self._waiters.add(session_id)
+            try:
+                if not await self._waiters.wait(future, deadline - loop.time()):
+                    return known
+            finally:
+                self._waiters.discard(session_id, future)
+
+    async def load_checkpoint(self, session_id: str) -> str | None:
+        self._check_open()
+        session = self._sessions.get(session_id)
+        return None if session is None else session.checkpoint
+
+    async def load_history(self, session_id: str) -> list[str]:
+        self._check_open()
+        session = self._sessions.get(session_id)
+        return [] if session is None else list(session.history)
+
+    # -- ownership --------------------------------------------------------------------------
+
+    async def acquire(self, session_id: str, owner: str, ttl: float) -> int | None:
+        self._check_open()
+        now = time.time()
+        lease = self._leases.get(session_id)
+        if lease is None:
+            self._leases[session_id] = _Lease(owner, now + ttl, 1)
+            return 1
+        if lease.owner == owner:
+            lease.expires_at = now + ttl
+            return lease.fence
+        if lease.owner is not None and lease.expires_at > now:
+            return None
+        lease.owner, lease.expires_at, lease.fence = owner, now + ttl, lease.fence + 1
+        return lease.fence
+
+    async def release(self, session_id: str, owner: str) -> None:
+        self._check_open()
+        lease = self._leases.get(session_id)
+        if lease is not None and lease.owner == owner:
+            lease.owner, lease.expires_at = None, 0.0

@@ -1,0 +1,269 @@
+"""The SQLite store: the local world, one database file served by one process.
+
+Layout of the data directory:
+
+- `eve.sqlite3` (plus `-wal` and `-shm` while open): the database, in WAL mode with
+  `synchronous=FULL`, so an acknowledged write survives a power cut;
+- `LOCK`: held with an exclusive `flock` by the one process that serves the store, and holding
+  its pid. SQLite versions 3.7.0 to 3.51.2 can corrupt a WAL database written by two processes
+  at once, so eve never lets a second process (or a second store object) open it.
+
+Writes go to one writer thread that groups concurrent commits into one transaction
+(see [`SqliteWriter`][eve_runtime.store.sqlite_writer.SqliteWriter]); reads go to one reader
+thread with its own connection, which sees only committed transactions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import errno
+import fcntl
+import functools
+import logging
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from eve_runtime.store import sqlite_ops as ops
+from eve_runtime.store.base import (
+    Commit,
+    DeliveryRecord,
+    EnqueueResult,
+    EventRow,
+    NewDelivery,
+    SessionRecord,
+    SessionStatus,
+    Store,
+    StoreError,
+    StoreLocked,
+)
+from eve_runtime.store.memory import EventWaiters
+from eve_runtime.store.sqlite_schema import DATABASE_NAME, connect, ensure_schema
+from eve_runtime.store.sqlite_writer import SqliteWriter, WriterStats
+
+__all__ = ["LOCK_NAME", "SqliteStore", "open_local_store"]
+
+T = TypeVar("T")
+
+LOCK_NAME = "LOCK"
+
+logger = logging.getLogger(__name__)
+
+
+def _take_lock(directory: Path) -> int:
+    """Lock the store directory for this process; the lock file's descriptor."""
+    path = directory / LOCK_NAME
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise StoreError(f"Cannot create the eve store's lock file {str(path)!r}: {exc}") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+        os.close(fd)
+        if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise StoreError(f"Cannot lock the eve store in {str(directory)!r}: {exc}") from exc
+        which = "this process" if holder == str(os.getpid()) else "another process"
+        raise StoreLocked(
+            f"The eve store in {str(directory)!r} is already open in {which} (pid {holder}): eve serves one "
+            f"store from one process. Stop that process (pid {holder}), or talk to the eve server it runs, "
+            "and try again."
+        ) from None
+    except BaseException:
+        os.close(fd)
+        raise
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _drop_lock(fd: int) -> None:
+    try:
+        os.ftruncate(fd, 0)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+class SqliteStore(Store):
+    """The store of the local world: one SQLite database in `directory`, served by one process.
+
+    Args:
+        directory: The data directory (created when missing); the database is
+            `directory / "eve.sqlite3"`.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+        self.path = self.directory / DATABASE_NAME
+        self._lock_fd: int | None = None
+        self._writer: SqliteWriter | None = None
+        self._reader: concurrent.futures.ThreadPoolExecutor | None = None
+        self._read_conn: sqlite3.Connection | None = None
+        self._waiters = EventWaiters()
+
+    @property
+    def sqlite_version(self) -> str:
+        """The version of the SQLite library in use (log it: WAL bugs depend on it)."""
+        return sqlite3.sqlite_version
+
+    @property
+    def stats(self) -> WriterStats:
+        """The writer's counters (transactions and jobs) since `open`."""
+        return WriterStats() if self._writer is None else self._writer.stats
+
+    async def open(self) -> None:
+        """Lock the directory, open the database and create its schema when new.
+
+        Raises:
+            StoreLocked: Another process (or another store object) has the store open.
+            StoreError: The database cannot be opened, or was written by a newer eve.
+        """
+        if self._writer is not None:
+            return
+        loop = asyncio.get_running_loop()
+        self._lock_fd = _take_lock(self.directory)
+        try:
+            self._writer = SqliteWriter(self._connect_writer, loop, self._waiters.notify)
+            await self._writer.start()
+            self._reader = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="eve-sqlite-reader")
+            self._read_conn = await loop.run_in_executor(self._reader, connect, self.path)
+        except BaseException:
+            await self._shutdown()
+            raise
+        logger.info("opened the eve store %s (SQLite %s)", self.path, self.sqlite_version)
+
+    async def close(self) -> None:
+        """Finish queued writes, close both connections and release the lock."""
+        await self._shutdown()
+
+    async def _shutdown(self) -> None:
+        writer, self._writer = self._writer, None
+        reader, self._reader = self._reader, None
+        read_conn, self._read_conn = self._read_conn, None
+        lock_fd, self._lock_fd = self._lock_fd, None
+        try:
+            if writer is not None:
+                await writer.stop()
+            if reader is not None:
+                if read_conn is not None:
+                    await asyncio.get_running_loop().run_in_executor(reader, read_conn.close)
+                reader.shutdown(wait=False)
+        finally:
+            if lock_fd is not None:
+                _drop_lock(lock_fd)
+
+    def _connect_writer(self) -> sqlite3.Connection:
+        conn = connect(self.path)
+        try:
+            ensure_schema(conn, self.path)
+        except BaseException as exc:
+            conn.close()
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(f"Cannot prepare the eve store database {str(self.path)!r}: {exc}") from exc
+            raise
+        return conn
+
+    async def pragmas(self) -> dict[str, object]:
+        """The write connection's durability settings (`journal_mode`, `synchronous`)."""
+
+        def read(conn: sqlite3.Connection) -> dict[str, object]:
+            return {name: conn.execute(f"PRAGMA {name}").fetchone()[0] for name in ("journal_mode", "synchronous")}
+
+        return await self._write(read)
+
+    async def _write(self, fn: Callable[[sqlite3.Connection], T], notify: str | None = None) -> T:
+        if self._writer is None:
+            raise StoreError(f"The eve store in {str(self.directory)!r} is closed: call open() first.")
+        return await self._writer.submit(fn, notify)
+
+    async def _read(self, fn: Callable[..., T], *args: object) -> T:
+        if self._reader is None or self._read_conn is None:
+            raise StoreError(f"The eve store in {str(self.directory)!r} is closed: call open() first.")
+        call = functools.partial(fn, self._read_conn, *args)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._reader, call)
+        except sqlite3.Error as exc:
+            raise StoreError(f"SQLite failed: {exc}") from exc
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    async def create_session(
+        self, record: SessionRecord, first: NewDelivery | None = None
+    ) -> tuple[SessionRecord, bool]:
+        return await self._write(lambda conn: ops.create_session(conn, record, first))
+
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        return await self._read(ops.get_session, session_id)
+
+    async def list_sessions(self, status: SessionStatus = "active") -> list[SessionRecord]:
+        return await self._read(ops.list_sessions, status)
+
+    # -- inbox ------------------------------------------------------------------------------
+
+    async def enqueue(self, session_id: str, delivery: NewDelivery) -> EnqueueResult:
+        return await self._write(lambda conn: ops.enqueue(conn, session_id, delivery))
+
+    async def pending_deliveries(self, session_id: str) -> list[DeliveryRecord]:
+        return await self._read(ops.pending_deliveries, session_id)
+
+    # -- events, history, checkpoint ------------------------------------------------------------
+
+    async def commit(self, session_id: str, commit: Commit) -> None:
+        notify = session_id if commit.events else None
+        await self._write(lambda conn: ops.apply_commit(conn, session_id, commit), notify)
+
+    async def read_events(self, session_id: str, start: int = 0, end: int | None = None) -> list[EventRow]:
+        return await self._read(ops.read_events, session_id, start, end)
+
+    async def event_count(self, session_id: str) -> int:
+        return await self._read(ops.event_count, session_id)
+
+    async def wait_for_events(self, session_id: str, known: int, timeout: float) -> int:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            # Register before reading, so a commit between the read and the wait still wakes us.
+            future = self._waiters.add(session_id)
+            try:
+                count = await self.event_count(session_id)
+                if count > known:
+                    return count
+                if not await self._waiters.wait(future, deadline - loop.time()):
+                    return known
+            finally:
+                self._waiters.discard(session_id, future)
+
+    async def load_checkpoint(self, session_id: str) -> str | None:
+        return await self._read(ops.load_checkpoint, session_id)
+
+    async def load_history(self, session_id: str) -> list[str]:
+        return await self._read(ops.load_history, session_id)
+
+    # -- ownership --------------------------------------------------------------------------
+
+    async def acquire(self, session_id: str, owner: str, ttl: float) -> int | None:
+        return await self._write(lambda conn: ops.acquire(conn, session_id, owner, ttl))
+
+    async def release(self, session_id: str, owner: str) -> None:
+        await self._write(lambda conn: ops.release(conn, session_id, owner))
+
+
+async def open_local_store(directory: Path) -> SqliteStore:
+    """Open the local world's store in `directory` (see [`SqliteStore`][eve_runtime.store.sqlite.SqliteStore]).
+
+    Raises:
+        StoreLocked: Another process serves this store.
+    """
+    store = SqliteStore(directory)
+    await store.open()
+    return store

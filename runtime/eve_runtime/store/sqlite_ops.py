@@ -1,0 +1,278 @@
+"""The SQLite store's statements: writes run on the writer thread, reads on the reader thread.
+
+Every function takes the connection as its first argument and runs synchronously. Write
+functions run inside the writer's transaction (in their own savepoint) and raise before writing
+anything when they refuse, so a refused operation leaves the group transaction untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from typing import Any, cast
+
+from eve_runtime.store.base import (
+    IDEMPOTENCY_WINDOW,
+    Commit,
+    DeliveryKind,
+    DeliveryRecord,
+    EnqueueResult,
+    EventRow,
+    NewDelivery,
+    OwnershipLost,
+    SessionNotActive,
+    SessionRecord,
+    SessionStatus,
+    StoreError,
+)
+from eve_runtime.store.memory import check_events, encode_payload
+from eve_runtime.store.sqlite_schema import from_text, to_text
+
+__all__ = [
+    "acquire",
+    "apply_commit",
+    "create_session",
+    "enqueue",
+    "event_count",
+    "get_session",
+    "list_sessions",
+    "load_checkpoint",
+    "load_history",
+    "pending_deliveries",
+    "read_events",
+    "release",
+]
+
+_SESSION_COLUMNS = "id, agent, created_at, eve_version, status, deadline, operation_id"
+_DELIVERY_COLUMNS = "id, session_id, seq, kind, payload, idempotency_key, created_at, consumed"
+
+
+def _session(row: tuple[Any, ...]) -> SessionRecord:
+    return SessionRecord(
+        id=row[0],
+        agent=row[1],
+        created_at=row[2],
+        eve_version=row[3],
+        status=cast(SessionStatus, row[4]),
+        deadline=row[5],
+        operation_id=None if row[6] is None else from_text(row[6]),
+    )
+
+
+def _delivery(row: tuple[Any, ...]) -> DeliveryRecord:
+    return DeliveryRecord(
+        id=row[0],
+        session_id=row[1],
+        seq=row[2],
+        kind=cast(DeliveryKind, row[3]),
+        payload=json.loads(row[4]),
+        idempotency_key=None if row[5] is None else from_text(row[5]),
+        created_at=row[6],
+        consumed=bool(row[7]),
+    )
+
+
+# -- reads --------------------------------------------------------------------------------------
+
+
+def get_session(conn: sqlite3.Connection, session_id: str) -> SessionRecord | None:
+    """The session, or None."""
+    row = conn.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return None if row is None else _session(row)
+
+
+def list_sessions(conn: sqlite3.Connection, status: SessionStatus) -> list[SessionRecord]:
+    """Every session with this status, oldest first."""
+    rows = conn.execute(
+        f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE status = ? ORDER BY created_at, rowid", (status,)
+    ).fetchall()
+    return [_session(row) for row in rows]
+
+
+def pending_deliveries(conn: sqlite3.Connection, session_id: str) -> list[DeliveryRecord]:
+    """Deliveries not consumed yet, in arrival order."""
+    rows = conn.execute(
+        f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE session_id = ? AND consumed = 0 ORDER BY seq",
+        (session_id,),
+    ).fetchall()
+    return [_delivery(row) for row in rows]
+
+
+def read_events(conn: sqlite3.Connection, session_id: str, start: int, end: int | None) -> list[EventRow]:
+    """Events with `start <= index < end`, in order."""
+    rows = conn.execute(
+        "SELECT idx, type, line FROM events WHERE session_id = ? AND idx >= ? AND idx < ? ORDER BY idx",
+        (session_id, start, (1 << 62) if end is None else end),
+    ).fetchall()
+    return [EventRow(row[0], row[1], bytes(row[2])) for row in rows]
+
+
+def event_count(conn: sqlite3.Connection, session_id: str) -> int:
+    """How many events the session has."""
+    row = conn.execute("SELECT MAX(idx) FROM events WHERE session_id = ?", (session_id,)).fetchone()
+    return 0 if row[0] is None else int(row[0]) + 1
+
+
+def load_checkpoint(conn: sqlite3.Connection, session_id: str) -> str | None:
+    """The session's checkpoint, or None."""
+    row = conn.execute("SELECT state FROM checkpoints WHERE session_id = ?", (session_id,)).fetchone()
+    return None if row is None else from_text(row[0])
+
+
+def load_history(conn: sqlite3.Connection, session_id: str) -> list[str]:
+    """The history log, oldest first."""
+    rows = conn.execute("SELECT message FROM history WHERE session_id = ? ORDER BY seq", (session_id,)).fetchall()
+    return [from_text(row[0]) for row in rows]
+
+
+# -- writes -------------------------------------------------------------------------------------
+
+
+def create_session(
+    conn: sqlite3.Connection, record: SessionRecord, first: NewDelivery | None
+) -> tuple[SessionRecord, bool]:
+    """Create a session and its first delivery, or return the one created with the same operation id."""
+    operation = None if record.operation_id is None else to_text(record.operation_id)
+    if operation is not None:
+        row = conn.execute("SELECT session_id FROM operations WHERE operation_id = ?", (operation,)).fetchone()
+        if row is not None:
+            existing = get_session(conn, row[0])
+            if existing is None:  # pragma: no cover - operations and sessions are written together
+                raise StoreError(f"Operation {record.operation_id!r} names a missing session {row[0]!r}.")
+            return existing, False
+    if get_session(conn, record.id) is not None:
+        raise StoreError(f"A session with id {record.id!r} already exists.")
+    payload = None if first is None else encode_payload(first.payload)
+    conn.execute(
+        f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (record.id, record.agent, record.created_at, record.eve_version, record.status, record.deadline, operation),
+    )
+    if operation is not None:
+        conn.execute("INSERT INTO operations (operation_id, session_id) VALUES (?, ?)", (operation, record.id))
+    if first is not None and payload is not None:
+        _insert_delivery(conn, record.id, first, payload)
+    return record, True
+
+
+def enqueue(conn: sqlite3.Connection, session_id: str, delivery: NewDelivery) -> EnqueueResult:
+    """Accept a delivery, or return the first one with the same idempotency key."""
+    row = conn.execute("SELECT status FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    if row is None or row[0] != "active":
+        state = "does not exist" if row is None else f"is {row[0]}"
+        raise SessionNotActive(f"Session {session_id!r} {state}, so it accepts no delivery.")
+    if delivery.idempotency_key is not None:
+        found = conn.execute(
+            f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE id = "
+            "(SELECT delivery_id FROM idempotency_keys WHERE session_id = ? AND key = ?)",
+            (session_id, to_text(delivery.idempotency_key)),
+        ).fetchone()
+        if found is not None:
+            return EnqueueResult(_delivery(found), duplicate=True)
+    payload = encode_payload(delivery.payload)
+    return EnqueueResult(_insert_delivery(conn, session_id, delivery, payload), duplicate=False)
+
+
+def _insert_delivery(conn: sqlite3.Connection, session_id: str, delivery: NewDelivery, payload: str) -> DeliveryRecord:
+    if conn.execute("SELECT 1 FROM deliveries WHERE id = ?", (delivery.id,)).fetchone() is not None:
+        raise StoreError(f"A delivery with id {delivery.id!r} already exists.")
+    row = conn.execute("SELECT MAX(seq) FROM deliveries WHERE session_id = ?", (session_id,)).fetchone()
+    seq = 0 if row[0] is None else int(row[0]) + 1
+    key = None if delivery.idempotency_key is None else to_text(delivery.idempotency_key)
+    now = time.time()
+    conn.execute(
+        f"INSERT INTO deliveries ({_DELIVERY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, 0)",
+        (delivery.id, session_id, seq, delivery.kind, payload, key, now),
+    )
+    if key is not None:
+        conn.execute(
+            "INSERT INTO idempotency_keys (session_id, key, delivery_id, seq) VALUES (?, ?, ?, ?)",
+            (session_id, key, delivery.id, seq),
+        )
+        # Keep the newest IDEMPOTENCY_WINDOW keys: drop everything at or below the first one past it.
+        conn.execute(
+            "DELETE FROM idempotency_keys WHERE session_id = ? AND seq <= (SELECT seq FROM idempotency_keys "
+            "WHERE session_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+            (session_id, session_id, IDEMPOTENCY_WINDOW),
+        )
+    return DeliveryRecord(
+        id=delivery.id,
+        session_id=session_id,
+        seq=seq,
+        kind=delivery.kind,
+        payload=json.loads(payload),
+        idempotency_key=delivery.idempotency_key,
+        created_at=now,
+    )
+
+
+def apply_commit(conn: sqlite3.Connection, session_id: str, commit: Commit) -> None:
+    """Validate a commit, then write all of it."""
+    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+        raise SessionNotActive(f"Session {session_id!r} does not exist.")
+    if commit.fence is not None:
+        lease = conn.execute("SELECT owner, fence FROM owners WHERE session_id = ?", (session_id,)).fetchone()
+        if lease is None or lease[0] is None or lease[1] != commit.fence:
+            current = "none" if lease is None or lease[0] is None else str(lease[1])
+            raise OwnershipLost(
+                f"Session {session_id!r} has a new owner (fencing token {current}, this writer holds "
+                f"{commit.fence}): this writer was superseded and must stop."
+            )
+    if commit.events:
+        check_events(session_id, event_count(conn, session_id), commit.events)
+        conn.executemany(
+            "INSERT INTO events (session_id, idx, type, line) VALUES (?, ?, ?, ?)",
+            [(session_id, e.index, e.type, bytes(e.line)) for e in commit.events],
+        )
+    if commit.replace_history:
+        conn.execute("DELETE FROM history WHERE session_id = ?", (session_id,))
+    if commit.history:
+        row = conn.execute("SELECT MAX(seq) FROM history WHERE session_id = ?", (session_id,)).fetchone()
+        start = 0 if row[0] is None else int(row[0]) + 1
+        conn.executemany(
+            "INSERT INTO history (session_id, seq, message) VALUES (?, ?, ?)",
+            [(session_id, start + i, to_text(message)) for i, message in enumerate(commit.history)],
+        )
+    if commit.checkpoint is not None:
+        conn.execute(
+            "INSERT INTO checkpoints (session_id, state) VALUES (?, ?) "
+            "ON CONFLICT (session_id) DO UPDATE SET state = excluded.state",
+            (session_id, to_text(commit.checkpoint)),
+        )
+    if commit.consumed:
+        conn.executemany(
+            "UPDATE deliveries SET consumed = 1 WHERE id = ? AND session_id = ?",
+            [(delivery_id, session_id) for delivery_id in commit.consumed],
+        )
+    if commit.status is not None:
+        conn.execute("UPDATE sessions SET status = ? WHERE id = ?", (commit.status, session_id))
+
+
+def acquire(conn: sqlite3.Connection, session_id: str, owner: str, ttl: float) -> int | None:
+    """Take or renew the session's lease; the fencing token, or None while another owner holds it."""
+    now = time.time()
+    lease = conn.execute("SELECT owner, expires_at, fence FROM owners WHERE session_id = ?", (session_id,)).fetchone()
+    if lease is None:
+        conn.execute(
+            "INSERT INTO owners (session_id, owner, expires_at, fence) VALUES (?, ?, ?, 1)",
+            (session_id, owner, now + ttl),
+        )
+        return 1
+    holder, expires_at, fence = lease[0], float(lease[1]), int(lease[2])
+    if holder == owner:
+        conn.execute("UPDATE owners SET expires_at = ? WHERE session_id = ?", (now + ttl, session_id))
+        return fence
+    if holder is not None and expires_at > now:
+        return None
+    conn.execute(
+        "UPDATE owners SET owner = ?, expires_at = ?, fence = ? WHERE session_id = ?",
+        (owner, now + ttl, fence + 1, session_id),
+    )
+    return fence + 1
+
+
+def release(conn: sqlite3.Connection, session_id: str, owner: str) -> None:
+    """Give up the lease when `owner` holds it."""
+    conn.execute(
+        "UPDATE owners SET owner = NULL, expires_at = 0 WHERE session_id = ? AND owner = ?", (session_id, owner)
+    )

@@ -1,0 +1,248 @@
+"""The SQLite store's writer thread: one connection, one queue, group commit.
+
+Every write is a *job*: a function of the write connection, submitted from the event loop. The
+thread takes the first queued job, drains whatever else queued up meanwhile (up to
+`MAX_GROUP` jobs), and runs them all in one `BEGIN IMMEDIATE ... COMMIT` transaction, each job
+inside its own SAVEPOINT: a job that raises is rolled back to its savepoint and fails alone,
+the others commit. Callers' futures are resolved on the loop only after COMMIT returned, so an
+acknowledged write is durable (WAL with `synchronous=FULL` fsyncs the log on every commit). While
+one group fsyncs, the next one queues up: the busier the store, the larger the groups.
+
+The event loop never blocks on SQLite: it only puts jobs on a queue and awaits futures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from eve_runtime.store.base import StoreError
+
+__all__ = ["MAX_GROUP", "SqliteWriter", "WriterStats"]
+
+T = TypeVar("T")
+
+MAX_GROUP = 512
+"""The most jobs one transaction carries (bounds the latency a large group adds)."""
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class WriterStats:
+    """Counters of the writer thread (informational)."""
+
+    transactions: int = 0
+    """Transactions committed (or attempted)."""
+    jobs: int = 0
+    """Jobs run, successful or not."""
+
+
+class _Job:
+    __slots__ = ("fn", "future", "notify")
+
+    def __init__(self, fn: Callable[[sqlite3.Connection], Any], future: asyncio.Future[Any], notify: str | None):
+        self.fn = fn
+        self.future = future
+        self.notify = notify
+
+
+_Outcome = tuple[_Job, Any, BaseException | None]
+
+
+def _as_store_error(exc: BaseException) -> BaseException:
+    if isinstance(exc, sqlite3.Error):
+        error = StoreError(f"SQLite failed: {exc}")
+        error.__cause__ = exc
+        return error
+    return exc
+
+
+class SqliteWriter:
+    """The thread that owns the write connection and applies jobs in group transactions.
+
+    Args:
+        connect: Opens the write connection (and prepares the schema); runs on the thread.
+        loop: The event loop whose futures the thread resolves.
+        on_events: Called on the loop, after a transaction committed, with the sessions whose
+            event logs grew.
+    """
+
+    def __init__(
+        self,
+        connect: Callable[[], sqlite3.Connection],
+        loop: asyncio.AbstractEventLoop,
+        on_events: Callable[[set[str]], None],
+    ) -> None:
+        self._connect = connect
+        self._loop = loop
+        self._on_events = on_events
+        self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._thread = threading.Thread(target=self._run, name="eve-sqlite-writer", daemon=True)
+        self._stopping = False
+        self.stats = WriterStats()
+
+    async def start(self) -> None:
+        """Start the thread and wait until its connection is open.
+
+        Raises:
+            StoreError: The database cannot be opened.
+        """
+        self._thread.start()
+        try:
+            await asyncio.wrap_future(self._ready)
+        except BaseException:
+            await asyncio.to_thread(self._thread.join)
+            raise
+
+    async def submit(self, fn: Callable[[sqlite3.Connection], T], notify: str | None = None) -> T:
+        """Run `fn` in a transaction on the writer thread; its result once the transaction is durable.
+
+        Args:
+            fn: The job; it raises to refuse (its writes are then rolled back, nobody else's).
+            notify: A session whose event log this job appends to, woken after the commit.
+        """
+        if self._stopping:
+            raise StoreError("The SQLite store is closed: call open() first.")
+        future: asyncio.Future[T] = self._loop.create_future()
+        self._queue.put(_Job(fn, future, notify))
+        return await future
+
+    async def stop(self) -> None:
+        """Finish the queued jobs, close the connection and end the thread."""
+        if self._stopping:
+            return
+        self._stopping = True
+        self._queue.put(None)
+        await asyncio.to_thread(self._thread.join)
+
+    # -- on the writer thread -----------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            conn = self._connect()
+        except BaseException as exc:
+            self._ready.set_exception(exc)
+            return
+        self._ready.set_result(None)
+        try:
+            stop = False
+            while not stop:
+                first = self._queue.get()
+                if first is None:
+                    break
+                group = [first]
+                while len(group) < MAX_GROUP:
+                    try:
+                        job = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if job is None:
+                        stop = True
+                        break
+                    group.append(job)
+                try:
+                    self._run_group(conn, group)
+                except Exception as exc:  # pragma: no cover - a bug here must not strand the callers
+                    logger.exception("the SQLite writer failed")
+                    self._rollback(conn)
+                    failed = [(job, None, StoreError(f"The SQLite writer failed: {exc!r}")) for job in group]
+                    self._loop.call_soon_threadsafe(self._resolve, failed, set())
+        finally:
+            conn.close()
+
+    def _run_group(self, conn: sqlite3.Connection, group: list[_Job]) -> None:
+        outcomes: list[_Outcome] = []
+        pending = group
+        while pending:
+            pending = self._transaction(conn, pending, outcomes)
+        self.stats.jobs += len(group)
+        notify = {job.notify for job, _, error in outcomes if error is None and job.notify is not None}
+        try:
+            self._loop.call_soon_threadsafe(self._resolve, outcomes, notify)
+        except RuntimeError:  # the loop is closed: nobody waits for these results any more
+            logger.debug("event loop closed; dropping %d store results", len(outcomes))
+
+    def _transaction(self, conn: sqlite3.Connection, jobs: list[_Job], outcomes: list[_Outcome]) -> list[_Job]:
+        """Run jobs in one transaction; returns the jobs to retry when SQLite aborted it midway."""
+        self.stats.transactions += 1
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            outcomes.extend((job, None, _as_store_error(exc)) for job in jobs)
+            return []
+        applied: list[tuple[_Job, Any]] = []
+        for position, job in enumerate(jobs):
+            try:
+                conn.execute("SAVEPOINT job")
+            except sqlite3.Error as exc:
+                return self._aborted(conn, job, exc, applied, jobs[position + 1 :], outcomes)
+            try:
+                value = job.fn(conn)
+            except Exception as exc:
+                if not conn.in_transaction:
+                    # SQLite rolled back the whole transaction (I/O error, disk full, ...).
+                    return self._aborted(conn, job, exc, applied, jobs[position + 1 :], outcomes)
+                try:
+                    conn.execute("ROLLBACK TO job")
+                    conn.execute("RELEASE job")
+                except sqlite3.Error as rollback_error:
+                    return self._aborted(conn, job, rollback_error, applied, jobs[position + 1 :], outcomes)
+                outcomes.append((job, None, _as_store_error(exc)))
+                continue
+            try:
+                conn.execute("RELEASE job")
+            except sqlite3.Error as exc:
+                return self._aborted(conn, job, exc, applied, jobs[position + 1 :], outcomes)
+            applied.append((job, value))
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback(conn)
+            outcomes.extend((job, None, _as_store_error(exc)) for job, _ in applied)
+            return []
+        outcomes.extend((job, value, None) for job, value in applied)
+        return []
+
+    def _aborted(
+        self,
+        conn: sqlite3.Connection,
+        culprit: _Job,
+        exc: BaseException,
+        applied: list[tuple[_Job, Any]],
+        rest: list[_Job],
+        outcomes: list[_Outcome],
+    ) -> list[_Job]:
+        """The transaction is lost: fail the job that broke it; the others run again in a new one."""
+        self._rollback(conn)
+        outcomes.append((culprit, None, _as_store_error(exc)))
+        return [job for job, _ in applied] + rest
+
+    @staticmethod
+    def _rollback(conn: sqlite3.Connection) -> None:
+        if conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:  # pragma: no cover - nothing more to undo
+                logger.exception("ROLLBACK failed")
+
+    # -- back on the loop -----------------------------------------------------------------------
+
+    def _resolve(self, outcomes: Iterable[_Outcome], notify: set[str]) -> None:
+        for job, value, error in outcomes:
+            if job.future.cancelled():
+                continue
+            if error is None:
+                job.future.set_result(value)
+            else:
+                job.future.set_exception(error)
+        if notify:
+            self._on_events(notify)

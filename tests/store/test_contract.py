@@ -1,0 +1,481 @@
+"""The store contract, run against every backend (see `conftest.py`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+
+from eve_runtime.store import (
+    IDEMPOTENCY_WINDOW,
+    Commit,
+    EventIndexConflict,
+    EventRow,
+    NewDelivery,
+    OwnershipLost,
+    SessionNotActive,
+    Store,
+    StoreError,
+)
+from tests.store.conftest import Backend, delivery, events, session
+
+pytestmark = pytest.mark.anyio
+
+ODD_STRINGS = [
+    "nul\x00inside",
+    "lone \ud800 high and \udfff low surrogate",
+    "line\u2028separator\u2029paragraph",
+    "emoji \U0001f600 and e\u0301",
+    "",
+]
+
+
+# -- sessions ---------------------------------------------------------------------------------
+
+
+async def test_create_get_and_list(store: Store) -> None:
+    newer = session("s-newer", created_at=2000.0)
+    older = session("s-older", created_at=1000.0)
+    assert await store.create_session(newer) == (newer, True)
+    assert await store.create_session(older, delivery("d1")) == (older, True)
+
+    assert await store.get_session("s-newer") == newer
+    assert await store.get_session("missing") is None
+    assert await store.list_sessions() == [older, newer]
+    assert await store.list_sessions("completed") == []
+    [first] = await store.pending_deliveries("s-older")
+    assert (first.id, first.seq, first.session_id, first.consumed) == ("d1", 0, "s-older", False)
+    assert await store.pending_deliveries("s-newer") == []
+
+
+async def test_create_existing_id_is_refused(store: Store) -> None:
+    await store.create_session(session("s1"))
+    with pytest.raises(StoreError, match="s1"):
+        await store.create_session(session("s1"))
+
+
+async def test_create_once_by_operation_id(store: Store) -> None:
+    first, created = await store.create_session(session("s1", operation_id="op-1"), delivery("d1"))
+    assert created
+    again, created = await store.create_session(session("s2", operation_id="op-1"), delivery("d2"))
+    assert (again, created) == (first, False)
+    assert await store.get_session("s2") is None
+    assert [d.id for d in await store.pending_deliveries("s1")] == ["d1"]
+
+
+async def test_create_once_under_a_race(store: Store) -> None:
+    results = await asyncio.gather(
+        *(store.create_session(session(f"s{i}", operation_id="op"), delivery(f"d{i}")) for i in range(6))
+    )
+    assert sum(created for _, created in results) == 1
+    [winner] = {record.id for record, _ in results}
+    assert len(await store.list_sessions()) == 1
+    assert len(await store.pending_deliveries(winner)) == 1
+
+
+# -- inbox ------------------------------------------------------------------------------------
+
+
+async def test_enqueue_order_seq_and_payload(store: Store) -> None:
+    await store.create_session(session("s1"), delivery("d0"))
+    results = [
+        await store.enqueue("s1", delivery("d1")),
+        await store.enqueue("s1", NewDelivery("d2", "responses", {"responses": [{"id": "a", "ok": True}]})),
+        await store.enqueue("s1", NewDelivery("d3", "cancel")),
+    ]
+    assert [(r.delivery.id, r.delivery.seq, r.duplicate) for r in results] == [
+        ("d1", 1, False),
+        ("d2", 2, False),
+        ("d3", 3, False),
+    ]
+    pending = await store.pending_deliveries("s1")
+    assert [(d.id, d.seq, d.kind) for d in pending] == [
+        ("d0", 0, "message"),
+        ("d1", 1, "message"),
+        ("d2", 2, "responses"),
+        ("d3", 3, "cancel"),
+    ]
+    assert pending[2].payload == {"responses": [{"id": "a", "ok": True}]}
+    assert pending[3].payload == {}
+    assert pending[1] == results[0].delivery
+    assert all(isinstance(d.created_at, float) and d.created_at > 0 for d in pending)
+
+
+async def test_enqueue_to_unknown_or_ended_session(store: Store) -> None:
+    with pytest.raises(SessionNotActive):
+        await store.enqueue("missing", delivery("d1"))
+    await store.create_session(session("s1"), delivery("d1", key="k"))
+    await store.commit("s1", Commit(status="completed"))
+    with pytest.raises(SessionNotActive):
+        await store.enqueue("s1", delivery("d2"))
+    with pytest.raises(SessionNotActive):
+        await store.enqueue("s1", delivery("d3", key="k"))
+
+
+async def test_enqueue_refuses_a_taken_delivery_id_and_non_json(store: Store) -> None:
+    await store.create_session(session("s1"), delivery("d1"))
+    await store.create_session(session("s2"))
+    with pytest.raises(StoreError):
+        await store.enqueue("s2", delivery("d1"))
+    with pytest.raises(StoreError):
+        await store.enqueue("s2", NewDelivery("d2", "message", {"bad": object()}))
+    assert await store.pending_deliveries("s2") == []
+    assert (await store.enqueue("s2", delivery("d3"))).delivery.seq == 0
+
+
+async def test_idempotency_key_returns_the_first_delivery(store: Store) -> None:
+    await store.create_session(session("s1"), delivery("d0", key="k0"))
+    await store.create_session(session("s2"))
+    first = await store.enqueue("s1", delivery("d1", key="k1", text="first"))
+    again = await store.enqueue("s1", delivery("d2", key="k1", text="other payload"))
+    assert not first.duplicate and again.duplicate
+    assert again.delivery == first.delivery
+    assert again.delivery.payload == {"text": "first"}
+    assert (await store.enqueue("s1", delivery("d3", key="k0"))).delivery.id == "d0"
+    # Keys are per session.
+    assert not (await store.enqueue("s2", delivery("d4", key="k1"))).duplicate
+    assert [d.id for d in await store.pending_deliveries("s1")] == ["d0", "d1"]
+    # A consumed delivery is still found by its key.
+    await store.commit("s1", Commit(consumed=["d1"]))
+    repeat = await store.enqueue("s1", delivery("d5", key="k1"))
+    assert repeat.duplicate and repeat.delivery.id == "d1" and repeat.delivery.consumed
+
+
+async def test_idempotency_keys_concurrently(store: Store) -> None:
+    await store.create_session(session("s1"))
+    results = await asyncio.gather(*(store.enqueue("s1", delivery(f"d{i}", key="same")) for i in range(8)))
+    assert sum(not r.duplicate for r in results) == 1
+    assert len({r.delivery.id for r in results}) == 1
+    assert len(await store.pending_deliveries("s1")) == 1
+
+
+async def test_idempotency_window_boundary_survives_reopen(store: Store, backend: Backend) -> None:
+    await store.create_session(session("s1"))
+    await store.enqueue("s1", delivery("d0", key="k0"))  # the oldest key
+    keys = range(1, IDEMPOTENCY_WINDOW + 1)
+    results = await asyncio.gather(*(store.enqueue("s1", delivery(f"d{i}", key=f"k{i}")) for i in keys))
+    assert not any(r.duplicate for r in results)
+
+    store = await backend.reopen(store)
+    retries = await asyncio.gather(*(store.enqueue("s1", delivery(f"r{i}", key=f"k{i}")) for i in keys))
+    assert all(r.duplicate and r.delivery.id == f"d{i}" for i, r in zip(keys, retries, strict=True))
+    # k0 fell out of the window: it is a new delivery now, and pushes k1 out in turn, which
+    # pushes k2 out when it comes back; k3 is still remembered.
+    evicted = await store.enqueue("s1", delivery("r0", key="k0"))
+    assert not evicted.duplicate and evicted.delivery.id == "r0"
+    assert not (await store.enqueue("s1", delivery("r1-again", key="k1"))).duplicate
+    assert (await store.enqueue("s1", delivery("x", key="k3"))).delivery.id == "d3"
+    assert (await store.enqueue("s1", delivery("x", key="k0"))).delivery.id == "r0"
+    assert len(await store.pending_deliveries("s1")) == IDEMPOTENCY_WINDOW + 3
+    assert (await store.enqueue("s1", delivery("y", key="k2"))).delivery.id == "y"
+
+
+async def test_pending_deliveries_after_consumption(store: Store) -> None:
+    await store.create_session(session("s1"), delivery("d0"))
+    await store.create_session(session("s2"), delivery("other"))
+    for i in (1, 2, 3):
+        await store.enqueue("s1", delivery(f"d{i}"))
+    await store.commit("s1", Commit(consumed=["d0", "d2", "other", "unknown"]))
+    assert [d.id for d in await store.pending_deliveries("s1")] == ["d1", "d3"]
+    assert [d.id for d in await store.pending_deliveries("s2")] == ["other"]
+    await store.commit("s1", Commit(consumed=["d1", "d3", "d0"]))
+    assert await store.pending_deliveries("s1") == []
+    assert await store.pending_deliveries("missing") == []
+
+
+# -- commits ----------------------------------------------------------------------------------
+
+
+async def test_a_refused_commit_writes_nothing(store: Store) -> None:
+    await store.create_session(session("s1"), delivery("d0"))
+    await store.commit("s1", Commit(events=events(0, b"a", b"b"), history=['"h"'], checkpoint='{"n":1}'))
+    bad = Commit(
+        events=events(5, b"c"),
+        history=['"h2"'],
+        replace_history=True,
+        checkpoint='{"n":2}',
+        consumed=["d0"],
+        status="completed",
+    )
+    with pytest.raises(EventIndexConflict):
+        await store.commit("s1", bad)
+    assert [e.line for e in await store.read_events("s1")] == [b"a", b"b"]
+    assert await store.event_count("s1") == 2
+    assert await store.load_history("s1") == ['"h"']
+    assert await store.load_checkpoint("s1") == '{"n":1}'
+    assert [d.id for d in await store.pending_deliveries("s1")] == ["d0"]
+    record = await store.get_session("s1")
+    assert record is not None and record.status == "active"
+
+
+async def test_event_index_conflict_allocates_nothing(store: Store) -> None:
+    await store.create_session(session("s1"))
+    await store.commit("s1", Commit(events=events(0, b"e0")))
+    for stale in (0, 2, -1):
+        with pytest.raises(EventIndexConflict):
+            await store.commit("s1", Commit(events=events(stale, b"x")))
+    await store.commit("s1", Commit(events=events(1, b"e1", b"e2")))
+    assert [(e.index, e.line) for e in await store.read_events("s1")] == [(0, b"e0"), (1, b"e1"), (2, b"e2")]
+
+
+async def test_events_of_one_commit_must_be_consecutive(store: Store) -> None:
+    await store.create_session(session("s1"))
+    with pytest.raises(StoreError):
+        await store.commit("s1", Commit(events=[EventRow(0, "t", b"a"), EventRow(2, "t", b"b")]))
+    assert await store.event_count("s1") == 0
+
+
+async def test_commit_to_a_missing_session_is_refused(store: Store) -> None:
+    with pytest.raises(StoreError):
+        await store.commit("missing", Commit(events=events(0, b"x")))
+
+
+async def test_eight_concurrent_commits_at_one_index(store: Store) -> None:
+    await store.create_session(session("s1"))
+    outcomes = await asyncio.gather(
+        *(store.commit("s1", Commit(events=events(0, f"w{i}".encode()))) for i in range(8)),
+        return_exceptions=True,
+    )
+    winners = [i for i, outcome in enumerate(outcomes) if outcome is None]
+    assert len(winners) == 1
+    assert all(isinstance(o, EventIndexConflict) for o in outcomes if o is not None)
+    assert [e.line for e in await store.read_events("s1")] == [f"w{winners[0]}".encode()]
+
+
+async def test_read_events_slices(store: Store) -> None:
+    await store.create_session(session("s1"))
+    await store.commit("s1", Commit(events=events(0, b"0", b"1", b"2", b"3", b"4", type="t")))
+
+    async def lines(start: int = 0, end: int | None = None) -> list[bytes]:
+        rows = await store.read_events("s1", start, end)
+        assert [r.index for r in rows] == list(range(start, start + len(rows)))
+        return [r.line for r in rows]
+
+    assert await lines() == [b"0", b"1", b"2", b"3", b"4"]
+    assert await lines(2) == [b"2", b"3", b"4"]
+    assert await lines(1, 3) == [b"1", b"2"]
+    assert await lines(3, 100) == [b"3", b"4"]
+    assert await lines(5) == []
+    assert await lines(9) == []
+    assert await lines(2, 2) == []
+    assert await lines(0, 0) == []
+    assert (await store.read_events("s1", 4))[0] == EventRow(4, "t", b"4")
+    assert await store.read_events("missing") == []
+    assert await store.event_count("missing") == 0
+
+
+async def test_event_lines_round_trip_byte_for_byte(store: Store, backend: Backend) -> None:
+    lines = [
+        b"",
+        b'{"text":"nul\\u0000"}',
+        b"raw nul \x00 inside",
+        json.dumps({"text": "lone \ud800"}).encode(),
+        "lone \ud800 surrogate".encode("utf-8", "surrogatepass"),
+        "sep \u2028 \u2029".encode(),
+        "emoji \U0001f600".encode(),
+        b"\xff\xfe not utf-8",
+        b"x" * (1 << 20),
+    ]
+    await store.create_session(session("s1"))
+    await store.commit("s1", Commit(events=events(0, *lines)))
+    for _ in range(2):
+        rows = await store.read_events("s1")
+        assert [r.line for r in rows] == lines
+        assert all(type(r.line) is bytes for r in rows)
+        store = await backend.reopen(store)
+
+
+async def test_strings_round_trip_exactly(store: Store, backend: Backend) -> None:
+    await store.create_session(session("s1", operation_id="op \ud800\x00"))
+    for i, text in enumerate(ODD_STRINGS):
+        await store.enqueue("s1", delivery(f"d{i}", key=f"key {text}", text=text))
+    await store.commit("s1", Commit(history=ODD_STRINGS, checkpoint=json.dumps(ODD_STRINGS, ensure_ascii=False)))
+    for _ in range(2):
+        pending = await store.pending_deliveries("s1")
+        assert [d.payload["text"] for d in pending] == ODD_STRINGS
+        assert [d.idempotency_key for d in pending] == [f"key {text}" for text in ODD_STRINGS]
+        assert await store.load_history("s1") == ODD_STRINGS
+        assert await store.load_checkpoint("s1") == json.dumps(ODD_STRINGS, ensure_ascii=False)
+        for i, text in enumerate(ODD_STRINGS):
+            assert (await store.enqueue("s1", delivery(f"again{i}", key=f"key {text}"))).duplicate
+        record = await store.get_session("s1")
+        assert record is not None and record.operation_id == "op \ud800\x00"
+        assert not (await store.create_session(session("s2", operation_id="op \ud800\x00")))[1]
+        store = await backend.reopen(store)
+
+
+async def test_history_append_and_replace(store: Store) -> None:
+    await store.create_session(session("s1"))
+    assert await store.load_history("s1") == []
+    await store.commit("s1", Commit(history=['"a"', '"b"']))
+    await store.commit("s1", Commit(history=['"c"']))
+    assert await store.load_history("s1") == ['"a"', '"b"', '"c"']
+    await store.commit("s1", Commit(history=['"d"'], replace_history=True))
+    assert await store.load_history("s1") == ['"d"']
+    await store.commit("s1", Commit(history=['"e"']))
+    assert await store.load_history("s1") == ['"d"', '"e"']
+    await store.commit("s1", Commit(replace_history=True))
+    assert await store.load_history("s1") == []
+    assert await store.load_history("missing") == []
+
+
+async def test_checkpoint_replace(store: Store) -> None:
+    await store.create_session(session("s1"))
+    await store.create_session(session("s2"))
+    assert await store.load_checkpoint("s1") is None
+    await store.commit("s1", Commit(checkpoint='{"step":1}'))
+    await store.commit("s1", Commit(events=events(0, b"e")))
+    assert await store.load_checkpoint("s1") == '{"step":1}'
+    await store.commit("s1", Commit(checkpoint='{"step":2}'))
+    assert await store.load_checkpoint("s1") == '{"step":2}'
+    assert await store.load_checkpoint("s2") is None
+    assert await store.load_checkpoint("missing") is None
+
+
+async def test_status_change(store: Store) -> None:
+    for name in ("a", "b", "c"):
+        await store.create_session(session(name))
+    await store.commit("a", Commit(status="completed"))
+    await store.commit("c", Commit(status="failed", events=events(0, b"last")))
+    assert [s.id for s in await store.list_sessions()] == ["b"]
+    assert [s.id for s in await store.list_sessions("completed")] == ["a"]
+    assert [s.id for s in await store.list_sessions("failed")] == ["c"]
+    assert await store.list_sessions("reset") == []
+    record = await store.get_session("a")
+    assert record is not None and record.status == "completed"
+    # An ended session still takes commits (its final events); its status stays.
+    await store.commit("a", Commit(events=events(0, b"after")))
+    assert await store.event_count("a") == 1
+
+
+# -- waiting for events -------------------------------------------------------------------------
+
+
+async def test_wait_for_events_wakes_on_commit(store: Store) -> None:
+    await store.create_session(session("s1"))
+    await store.create_session(session("s2"))
+    waiter = asyncio.ensure_future(store.wait_for_events("s1", 0, timeout=30))
+    await asyncio.sleep(0.02)
+    await store.commit("s1", Commit(checkpoint="{}"))  # no events: no wake-up
+    await store.commit("s2", Commit(events=events(0, b"other session")))
+    await asyncio.sleep(0.02)
+    assert not waiter.done()
+    await store.commit("s1", Commit(events=events(0, b"a", b"b")))
+    assert await asyncio.wait_for(waiter, 5) == 2
+    assert await store.wait_for_events("s1", 1, timeout=30) == 2  # already there: no wait
+
+
+async def test_wait_for_events_times_out_without_spinning(store: Store) -> None:
+    await store.create_session(session("s1"))
+    await store.commit("s1", Commit(events=events(0, b"a")))
+    cpu, wall = time.process_time(), time.monotonic()
+    assert await store.wait_for_events("s1", 1, timeout=0.3) == 1
+    assert time.monotonic() - wall >= 0.25
+    assert time.process_time() - cpu < 0.15, "wait_for_events must not poll"
+    assert await store.wait_for_events("missing", 0, timeout=0.01) == 0
+    assert await store.wait_for_events("s1", 1, timeout=0) == 1
+
+
+async def test_many_waiters_wake_together(store: Store) -> None:
+    await store.create_session(session("s1"))
+    waiters = [asyncio.ensure_future(store.wait_for_events("s1", 0, timeout=30)) for _ in range(20)]
+    await asyncio.sleep(0.02)
+    await store.commit("s1", Commit(events=events(0, b"a")))
+    assert await asyncio.wait_for(asyncio.gather(*waiters), 5) == [1] * 20
+
+
+# -- ownership --------------------------------------------------------------------------------
+
+
+async def test_acquire_and_release(store: Store) -> None:
+    await store.create_session(session("s1"))
+    assert await store.acquire("s1", "A", ttl=30) == 1
+    assert await store.acquire("s1", "A", ttl=30) == 1  # renewal keeps the token
+    assert await store.acquire("s1", "B", ttl=30) is None
+    await store.release("s1", "B")  # not the holder: no-op
+    assert await store.acquire("s1", "B", ttl=30) is None
+    assert await store.acquire("s2", "B", ttl=30) == 1  # claiming one session never fences another
+    await store.release("s1", "A")
+    assert await store.acquire("s1", "B", ttl=30) == 2
+    assert await store.acquire("s1", "A", ttl=30) is None
+    await store.release("s1", "B")
+    assert await store.acquire("s1", "B", ttl=30) == 3  # a new lease after a release: a new token
+
+
+async def test_an_expired_lease_can_be_taken_over(store: Store) -> None:
+    assert await store.acquire("s1", "A", ttl=0.05) == 1
+    assert await store.acquire("s1", "B", ttl=30) is None
+    await asyncio.sleep(0.1)
+    assert await store.acquire("s1", "B", ttl=30) == 2
+    assert await store.acquire("s1", "A", ttl=30) is None
+
+
+async def test_a_stale_fence_writes_nothing(store: Store) -> None:
+    await store.create_session(session("s1"), delivery("d0"))
+    old = await store.acquire("s1", "A", ttl=0.05)
+    assert old is not None
+    await store.commit("s1", Commit(events=events(0, b"by A"), checkpoint='"A"', fence=old))
+    await asyncio.sleep(0.1)
+    new = await store.acquire("s1", "B", ttl=30)
+    assert new is not None and new > old
+    stale = Commit(
+        events=events(1, b"stale"), history=['"x"'], checkpoint='"stale"', consumed=["d0"], status="failed", fence=old
+    )
+    with pytest.raises(OwnershipLost):
+        await store.commit("s1", stale)
+    assert [e.line for e in await store.read_events("s1")] == [b"by A"]
+    assert await store.load_history("s1") == []
+    assert await store.load_checkpoint("s1") == '"A"'
+    assert [d.id for d in await store.pending_deliveries("s1")] == ["d0"]
+    record = await store.get_session("s1")
+    assert record is not None and record.status == "active"
+    await store.commit("s1", Commit(events=events(1, b"by B"), fence=new))
+    await store.commit("s1", Commit(events=events(2, b"unfenced")))  # no fence: no check
+    await store.release("s1", "B")
+    with pytest.raises(OwnershipLost):  # a released lease fences nothing any more
+        await store.commit("s1", Commit(events=events(3, b"late"), fence=new))
+    assert await store.event_count("s1") == 3
+
+
+# -- lifecycle --------------------------------------------------------------------------------
+
+
+async def test_close_and_reopen_keeps_everything(store: Store, backend: Backend) -> None:
+    await store.create_session(session("s1", operation_id="op-1"), delivery("d0", key="k0"))
+    await store.create_session(session("s2"))
+    await store.enqueue("s1", delivery("d1", key="k1"))
+    await store.enqueue("s1", delivery("d2"))
+    fence = await store.acquire("s1", "A", ttl=60)
+    await store.commit(
+        "s1",
+        Commit(events=events(0, b"e0", b"e1"), history=['"m"'], checkpoint='"c"', consumed=["d1"], fence=fence),
+    )
+    await store.commit("s2", Commit(status="completed"))
+    before = (await store.list_sessions(), await store.list_sessions("completed"))
+
+    store = await backend.reopen(store)
+    assert (await store.list_sessions(), await store.list_sessions("completed")) == before
+    assert [e.line for e in await store.read_events("s1")] == [b"e0", b"e1"]
+    assert await store.event_count("s1") == 2
+    assert await store.load_history("s1") == ['"m"']
+    assert await store.load_checkpoint("s1") == '"c"'
+    assert [d.id for d in await store.pending_deliveries("s1")] == ["d0", "d2"]
+    assert (await store.enqueue("s1", delivery("x", key="k1"))).delivery.id == "d1"
+    assert (await store.enqueue("s1", delivery("d3"))).delivery.seq == 3
+    assert not (await store.create_session(session("s3", operation_id="op-1")))[1]
+    assert await store.acquire("s1", "B", ttl=60) is None
+    assert await store.acquire("s1", "A", ttl=60) == fence
+    await store.commit("s1", Commit(events=events(2, b"e2"), fence=fence))
+
+
+async def test_a_closed_store_refuses_work(store: Store) -> None:
+    await store.close()
+    with pytest.raises(StoreError):
+        await store.get_session("s1")
+    with pytest.raises(StoreError):
+        await store.create_session(session("s1"))
+    await store.close()  # closing twice is fine
+    await store.open()
+    assert await store.get_session("s1") is None
