@@ -1,0 +1,138 @@
+"""Recovering a turn from what an interrupted attempt left in the event log.
+
+A checkpoint records how many events were durable when it was written. Events after that count
+were written by an attempt that never reached its checkpoint (a crash, a kill). From them the
+turn's history is rebuilt without running anything again:
+
+- a completed step (its `step.completed` is there) contributes its reply text, tool calls and
+  results, exactly as it would have been checkpointed;
+- the interrupted step contributes its tool calls whose start (`actions.requested`) is durable,
+  each answered with its recorded result when `action.result` made it to the log, or as
+  *abandoned* otherwise: such a call is never run again, and the model is told so;
+- text the interrupted step streamed is dropped (streamed deltas stay on the stream).
+
+The turn then re-runs the interrupted step, with the same `turnId`, `stepIndex` and `sequence`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage
+from eve_runtime.models.base import Usage
+from eve_runtime.runtime_agent import RuntimeAgent
+
+__all__ = ["ABANDONED_TEXT", "RecoveredSteps", "recover_steps"]
+
+ABANDONED_TEXT = (
+    "This call was interrupted before its result was recorded, and it was not run again. It may or "
+    "may not have taken effect: check before calling the tool again if it is still needed."
+)
+
+
+@dataclass
+class _Step:
+    index: int
+    completed: bool = False
+    text: str | None = None
+    calls: list[ToolCall] = field(default_factory=list)
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    usage: Usage | None = None
+    cost_usd: float | None = None
+    finish_reason: str | None = None
+
+
+@dataclass
+class RecoveredSteps:
+    """What the events after a checkpoint add to a turn."""
+
+    history: list[Message]
+    next_step: int
+    """The step index to run next (the interrupted step's own index when one was interrupted)."""
+    interrupted: bool
+    """Whether a step was cut short (it counts towards STEP_INTERRUPTED)."""
+    usage: list[tuple[Usage, float | None]]
+    """The usage of the steps that completed after the checkpoint."""
+    replied: bool = False
+    """The last step completed with the turn's final reply: the turn only needs closing."""
+
+
+def _result_content(agent: RuntimeAgent, name: str, data: dict[str, Any]) -> tuple[str, bool]:
+    result = data.get("result", {})
+    output = result.get("output")
+    status = data.get("status")
+    if status == "rejected":
+        return "Tool execution was denied.", True
+    if result.get("isError") or status == "failed":
+        label = result.get("errorName") or "Error"
+        message = output if isinstance(output, str) else json.dumps(output, separators=(",", ":"))
+        return f"{label}: {message}", True
+    tool = agent.tools.get(name)
+    projection = tool.options.to_model_output if tool is not None else None
+    value = projection(output) if projection is not None else output
+    return (value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))), False
+
+
+def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]], next_step: int) -> RecoveredSteps:
+    """Rebuild the steps of turn `turn_id` from events written after its checkpoint."""
+    steps: dict[int, _Step] = {}
+    for event in events:
+        data = event.get("data", {})
+        if data.get("turnId") != turn_id or "stepIndex" not in data:
+            continue
+        step = steps.setdefault(data["stepIndex"], _Step(data["stepIndex"]))
+        kind = event.get("type")
+        if kind == "message.completed":
+            step.text = data.get("message")
+        elif kind == "actions.requested":
+            for action in data.get("actions", []):
+                step.calls.append(
+                    ToolCall(id=action["callId"], name=action["toolName"], arguments=action.get("input", {}))
+                )
+        elif kind == "action.result":
+            step.results[data["result"]["callId"]] = data
+        elif kind == "step.completed":
+            step.completed = True
+            step.finish_reason = data.get("finishReason")
+            if "usage" in data:
+                raw = data["usage"]
+                step.usage = Usage(
+                    input_tokens=raw.get("inputTokens", 0),
+                    output_tokens=raw.get("outputTokens", 0),
+                    cache_read_tokens=raw.get("cacheReadTokens", 0),
+                    cache_write_tokens=raw.get("cacheWriteTokens", 0),
+                )
+                step.cost_usd = raw.get("costUsd")
+    history: list[Message] = []
+    usage: list[tuple[Usage, float | None]] = []
+    interrupted = False
+    for index in sorted(steps):
+        step = steps[index]
+        next_step = index + 1 if step.completed else index
+        interrupted = interrupted or not step.completed
+        if step.usage is not None:
+            usage.append((step.usage, step.cost_usd))
+        if not step.calls:
+            if step.completed and step.text:
+                history.append(AssistantMessage(content=step.text))
+            continue
+        history.append(
+            AssistantMessage(content=(step.text or "") if step.completed else "", tool_calls=tuple(step.calls))
+        )
+        for call in step.calls:
+            recorded = step.results.get(call.id)
+            if recorded is None:
+                history.append(ToolMessage(tool_call_id=call.id, name=call.name, content=ABANDONED_TEXT, is_error=True))
+                continue
+            content, is_error = _result_content(agent, call.name, recorded)
+            history.append(ToolMessage(tool_call_id=call.id, name=call.name, content=content, is_error=is_error))
+    last = steps[max(steps)] if steps else None
+    replied = (
+        last is not None
+        and last.completed
+        and not last.calls
+        and last.finish_reason not in (None, "tool-calls", "other")
+    )
+    return RecoveredSteps(history=history, next_step=next_step, interrupted=interrupted, usage=usage, replied=replied)

@@ -1,0 +1,285 @@
+"""The runtime: sessions of one compiled agent over one store, in one process.
+
+It accepts deliveries (durably, before anyone is told they were accepted), keeps at most one
+actor per session and only while the session has work, recovers every unfinished session when
+it starts, fires session timeouts from a single timer, and stops at step boundaries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from eve_runtime._version import __version__
+from eve_runtime.actor import SessionActor
+from eve_runtime.ids import new_delivery_id, new_session_id
+from eve_runtime.models import resolve_model
+from eve_runtime.models.base import Model
+from eve_runtime.runtime_agent import RuntimeAgent
+from eve_runtime.store.base import (
+    DeliveryKind,
+    DeliveryRecord,
+    NewDelivery,
+    SessionNotActive,
+    SessionRecord,
+    Store,
+)
+
+__all__ = ["Runtime", "RuntimeOptions"]
+
+logger = logging.getLogger("eve.runtime")
+
+Mode = Literal["development", "production"]
+
+
+@dataclass
+class RuntimeOptions:
+    """Tunables of the engine (tests shorten the delays)."""
+
+    provider_attempts: int = 3
+    """Model-call attempts inside one step for retryable provider errors."""
+    provider_backoff: float = 0.5
+    """Seconds before the first provider retry; doubles each time."""
+    step_attempts: int = 4
+    """Attempts of one step before `STEP_FAILED`."""
+    step_retry_delay: float = 0.5
+    max_interruptions: int = 3
+    """A turn interrupted more often than this fails with `STEP_INTERRUPTED`."""
+    tool_threads: int = 32
+    clock: Callable[[], float] = field(default=time.time)
+
+
+class Runtime:
+    """Runs the sessions of one agent; see the module docstring."""
+
+    def __init__(
+        self,
+        agent: RuntimeAgent,
+        store: Store,
+        *,
+        options: RuntimeOptions | None = None,
+        mode: Mode = "production",
+        models: dict[str, Model] | None = None,
+    ) -> None:
+        self.agent = agent
+        self.store = store
+        self.options = options or RuntimeOptions()
+        self.mode = mode
+        self.tool_executor = ThreadPoolExecutor(max_workers=self.options.tool_threads, thread_name_prefix="eve-tool")
+        self._actors: dict[str, SessionActor] = {}
+        self._respawn: set[str] = set()
+        self._acks: dict[str, asyncio.Future[None]] = {}
+        self._models: dict[str, Model] = dict(models or {})
+        """Models by id; `models` pre-seeds it (tests put a FunctionModel under the agent's id)."""
+        self._deadlines: list[tuple[float, str]] = []
+        self._deadline_changed = asyncio.Event()
+        self._timer: asyncio.Task[None] | None = None
+        self._stopping = False
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Recover every unfinished session and start the timeout timer. The store must be open.
+
+        Every active session gets an actor; one with nothing to do ends after reading its
+        checkpoint and inbox (it never loads its history).
+        """
+        sessions = await self.store.list_sessions("active")
+        for session in sessions:
+            self._schedule_deadline(session)
+            if session.id not in self._actors:
+                self._spawn(session)
+        if sessions:
+            logger.info("checking %d active session(s) for unfinished work", len(sessions))
+        self._timer = asyncio.create_task(self._run_timer(), name="eve-timeouts")
+
+    async def stop(self, deadline: float = 10.0) -> None:
+        """Stop every actor at its next step boundary, waiting at most `deadline` seconds."""
+        self._stopping = True
+        if self._timer is not None:
+            self._timer.cancel()
+        actors = list(self._actors.values())
+        for actor in actors:
+            actor.stopping = True
+        tasks = [a.task for a in actors if a.task is not None]
+        if tasks:
+            _done, pending = await asyncio.wait(tasks, timeout=deadline)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=1.0)
+        self.tool_executor.shutdown(wait=False, cancel_futures=True)
+        for future in self._acks.values():
+            if not future.done():
+                future.cancel()
+
+    # -- what actors ask -------------------------------------------------------------------------
+
+    def runtime_info(self) -> dict[str, Any]:
+        """`session.started.data.runtime`."""
+        return {"agentId": self.agent.name, "agentName": self.agent.name, "eveVersion": __version__}
+
+    def model(self, model_id: str) -> Model:
+        """The model for an id (created once per runtime)."""
+        model = self._models.get(model_id)
+        if model is None:
+            model = resolve_model(model_id)
+            self._models[model_id] = model
+        return model
+
+    def acknowledge(self, delivery_id: str) -> None:
+        """A delivery someone waits for (a reset) was handled."""
+        future = self._acks.pop(delivery_id, None)
+        if future is not None and not future.done():
+            future.set_result(None)
+
+    def session_ended(self, session_id: str) -> None:
+        """A session completed or was reset: forget its deadline (the heap entry is skipped later)."""
+
+    # -- sessions --------------------------------------------------------------------------------
+
+    def new_record(self, *, operation_id: str | None = None) -> SessionRecord:
+        """A session record for this agent, with its deadline."""
+        now = self.options.clock()
+        timeout = self.agent.config.limits.session_timeout_ms
+        deadline = now + timeout / 1000 if timeout is not False else None
+        return SessionRecord(
+            id=new_session_id(),
+            agent=self.agent.name,
+            created_at=now,
+            eve_version=__version__,
+            deadline=deadline,
+            operation_id=operation_id,
+        )
+
+    async def create_session(
+        self,
+        *,
+        message: dict[str, Any] | None = None,
+        operation_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> SessionRecord:
+        """Create a session (create-once by `operation_id`), accepting its first message if given."""
+        record = self.new_record(operation_id=operation_id)
+        first = None
+        if message is not None:
+            first = NewDelivery(id=new_delivery_id(), kind="message", payload=message, idempotency_key=idempotency_key)
+        session, created = await self.store.create_session(record, first)
+        if created:
+            self._schedule_deadline(session)
+            if first is not None:
+                self._wake(session)
+        return session
+
+    async def deliver(
+        self,
+        session_id: str,
+        kind: DeliveryKind,
+        payload: dict[str, Any],
+        *,
+        idempotency_key: str | None = None,
+    ) -> DeliveryRecord:
+        """Accept a delivery durably and wake the session. Raises `SessionNotActive`."""
+        result = await self.store.enqueue(
+            session_id, NewDelivery(id=new_delivery_id(), kind=kind, payload=payload, idempotency_key=idempotency_key)
+        )
+        if not result.duplicate:
+            actor = self._actors.get(session_id)
+            if actor is not None and actor.accepts_deliveries():
+                actor.push(result.delivery)
+            else:
+                session = await self.store.get_session(session_id)
+                if session is not None and session.status == "active":
+                    self._wake(session)
+        return result.delivery
+
+    async def cancel(self, session_id: str, turn_id: str | None = None) -> bool:
+        """Queue a cancel; False when the session is unknown or no longer active (`no_active_turn`)."""
+        try:
+            await self.deliver(session_id, "cancel", {"turnId": turn_id} if turn_id is not None else {})
+        except SessionNotActive:
+            return False
+        return True
+
+    async def reset(self, session_id: str, reason: str | None = None) -> bool:
+        """Retire a session for good and wait until it is done; False when there was no active session."""
+        try:
+            delivery = await self.deliver(session_id, "reset", {"reason": reason} if reason else {})
+        except SessionNotActive:
+            return False
+        future = self._acks.get(delivery.id)
+        if future is None:
+            future = asyncio.get_running_loop().create_future()
+            self._acks[delivery.id] = future
+        session = await self.store.get_session(session_id)
+        if session is not None and session.status != "active":
+            self.acknowledge(delivery.id)
+        await future
+        return True
+
+    # -- actors ------------------------------------------------------------------------------
+
+    def _wake(self, session: SessionRecord) -> None:
+        """Make sure an actor will look at the session: a running one does by itself."""
+        actor = self._actors.get(session.id)
+        if actor is None:
+            self._spawn(session)
+        elif not actor.accepts_deliveries():
+            self._respawn.add(session.id)  # it is ending: start a fresh one when it is gone
+
+    def _spawn(self, session: SessionRecord) -> SessionActor:
+        actor = SessionActor(self, session)
+        self._actors[session.id] = actor
+        actor.task = asyncio.create_task(actor.run(), name=f"eve-session-{session.id}")
+        actor.task.add_done_callback(lambda task: self._actor_done(actor, task))
+        return actor
+
+    def _actor_done(self, actor: SessionActor, task: asyncio.Task[None]) -> None:
+        if self._actors.get(actor.session_id) is actor:
+            del self._actors[actor.session_id]
+        failed = not task.cancelled() and task.exception() is not None
+        if failed:
+            logger.error("session %s: actor failed", actor.session_id, exc_info=task.exception())
+        respawn = actor.session_id in self._respawn
+        self._respawn.discard(actor.session_id)
+        if self._stopping or actor.session.status != "active":
+            return
+        if respawn or failed:
+            delay = 1.0 if failed else 0.0
+            asyncio.get_running_loop().call_later(delay, self._respawn_now, actor.session)
+
+    def _respawn_now(self, session: SessionRecord) -> None:
+        if not self._stopping and session.id not in self._actors:
+            self._spawn(session)
+
+    # -- timeouts ----------------------------------------------------------------------------
+
+    def _schedule_deadline(self, session: SessionRecord) -> None:
+        if session.deadline is None:
+            return
+        heapq.heappush(self._deadlines, (session.deadline, session.id))
+        self._deadline_changed.set()
+
+    async def _run_timer(self) -> None:
+        while True:
+            self._deadline_changed.clear()
+            timeout = None
+            if self._deadlines:
+                timeout = max(0.0, self._deadlines[0][0] - self.options.clock())
+            try:
+                await asyncio.wait_for(self._deadline_changed.wait(), timeout=timeout)
+                continue
+            except TimeoutError:
+                pass
+            now = self.options.clock()
+            while self._deadlines and self._deadlines[0][0] <= now:
+                _deadline, session_id = heapq.heappop(self._deadlines)
+                session = await self.store.get_session(session_id)
+                if session is not None and session.status == "active":
+                    self._wake(session)

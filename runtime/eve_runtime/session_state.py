@@ -1,0 +1,113 @@
+"""A session's checkpoint: where it is, as one small JSON document replaced by each commit.
+
+The checkpoint never repeats the conversation: messages live in the store's history log. It
+holds the turn in progress (its ids, next step, turn-scoped inputs), running usage, resolved
+dynamic values, and how many events were durable when it was written, so that recovery knows
+which events an interrupted attempt left behind.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from eve_runtime.models.base import Usage
+
+__all__ = ["DynamicValue", "SessionState", "TurnState", "UsageTotals", "step_usage_wire"]
+
+STATE_VERSION = 1
+
+
+class _State(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class UsageTotals(_State):
+    """Token usage (and cost, when a model reported one) summed over model calls."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | None = None
+
+    def add(self, usage: Usage, cost_usd: float | None) -> None:
+        """Count one model call."""
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cache_read_tokens += usage.cache_read_tokens
+        self.cache_write_tokens += usage.cache_write_tokens
+        if cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + cost_usd
+
+    def wire(self) -> dict[str, Any]:
+        """The running total as terminal events carry it (`costUsd` only when some call reported a cost)."""
+        data: dict[str, Any] = {
+            "cacheReadTokens": self.cache_read_tokens,
+            "cacheWriteTokens": self.cache_write_tokens,
+            "inputTokens": self.input_tokens,
+            "outputTokens": self.output_tokens,
+        }
+        if self.cost_usd is not None:
+            data["costUsd"] = round(self.cost_usd, 10)
+        return data
+
+
+def step_usage_wire(usage: Usage, cost_usd: float | None) -> dict[str, Any]:
+    """One model call's usage as `step.completed` carries it."""
+    data: dict[str, Any] = {
+        "inputTokens": usage.input_tokens,
+        "outputTokens": usage.output_tokens,
+        "cacheReadTokens": usage.cache_read_tokens,
+    }
+    if usage.cache_write_tokens:
+        data["cacheWriteTokens"] = usage.cache_write_tokens
+    if cost_usd is not None:
+        data["costUsd"] = round(cost_usd, 10)
+    return data
+
+
+class DynamicValue(_State):
+    """What a dynamic instructions resolver returned (None: nothing this time)."""
+
+    content: str
+    role: Literal["system", "user"] = "system"
+
+
+class TurnState(_State):
+    """The turn in progress."""
+
+    turn_id: str
+    sequence: int
+    delivery_ids: list[str]
+    step_index: int = 0
+    """The next model call's index within the turn."""
+    user_index: int
+    """Position in the history log of the turn's first user message (client context goes before it)."""
+    client_context: list[str] = Field(default_factory=list)
+    output_schema: dict[str, Any] | None = None
+    interruptions: int = 0
+    """How many times a crash interrupted one of this turn's steps."""
+    model_id: str | None = None
+    """The model chosen for this turn by a dynamic resolver (turn.started)."""
+    dynamic: dict[str, DynamicValue | None] = Field(default_factory=dict)
+    """Turn-scoped dynamic instructions (turn.started resolvers), by resolver slug."""
+
+
+class SessionState(_State):
+    """The checkpoint document."""
+
+    version: int = STATE_VERSION
+    started: bool = False
+    """Whether `session.started` was emitted (it is, with the first message)."""
+    next_sequence: int = 0
+    turn: TurnState | None = None
+    usage: UsageTotals = Field(default_factory=UsageTotals)
+    event_count: int = 0
+    """Events durable when this checkpoint was written; later ones come from an interrupted attempt."""
+    history_length: int = 0
+    model_id: str | None = None
+    """The model chosen for the session by a dynamic resolver (session.started)."""
+    dynamic: dict[str, DynamicValue | None] = Field(default_factory=dict)
+    """Session-scoped dynamic instructions (session.started resolvers), by resolver slug."""

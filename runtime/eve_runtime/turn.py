@@ -1,0 +1,455 @@
+"""Running one turn: steps of one model call plus the tool calls that follow it, until the reply.
+
+The runner belongs to a session's actor and is the only code emitting the turn's events. The
+actor hands it steering messages and cancels while it runs:
+
+- a steering message that arrives before the step produced any output aborts the model call
+  (`step.completed` with `finishReason: "other"`) and joins the same turn; after output started
+  it joins at the next step boundary, or starts a new turn if this step's reply ends the turn;
+- a cancel stops the model call and the tools (`turn.cancelled`, then `session.waiting`).
+
+Each step's events are written as they happen; before a tool runs, its start record
+(`actions.requested`) is durable; the step's checkpoint commits after its events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from eve_runtime.context import ToolContext
+from eve_runtime.conversation import REPLY_TOOL, build_request, unwrap_reply
+from eve_runtime.crashpoints import crashpoint
+from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from eve_runtime.models.base import (
+    Finish,
+    Model,
+    ModelError,
+    ModelSettings,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolInputDelta,
+)
+from eve_runtime.session_state import step_usage_wire
+from eve_runtime.store.base import DeliveryRecord, StoreError
+from eve_runtime.tool_runner import ToolOutcome, cancelled_outcome, run_tool
+
+if TYPE_CHECKING:
+    from eve_runtime.actor import SessionActor
+
+__all__ = ["StepEnd", "TurnRunner"]
+
+OUTPUT_SCHEMA_MESSAGE = "The agent could not produce a result matching the requested schema."
+CONTENT_FILTER_MESSAGE = "The model's response was blocked by the provider's content filter."
+
+
+class StepEnd(enum.Enum):
+    """How a step ended, for the runner's loop."""
+
+    CONTINUE = "continue"
+    DONE = "done"
+
+
+class _Steered(Exception):
+    """The model call was aborted by a steering message before any output."""
+
+
+class _Cancelled(Exception):
+    """The turn was cancelled."""
+
+
+class _StepFailed(Exception):
+    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details
+
+
+@dataclass
+class _ModelResult:
+    text: str = ""
+    reasoning: str = ""
+    calls: list[ToolCall] = field(default_factory=list)
+    finish: Finish | None = None
+
+
+class TurnRunner:
+    """Runs the actor's current turn to its end (or to a boundary when the actor stops)."""
+
+    def __init__(self, actor: SessionActor) -> None:
+        self.actor = actor
+        self.steering: list[DeliveryRecord] = []
+        self.cancel_delivery: DeliveryRecord | None = None
+        self.cancel_requested = False
+        self._output_started = False
+        self._model_task: asyncio.Task[_ModelResult] | None = None
+        self._interrupt: str | None = None
+        self._cancelled = asyncio.Event()
+        self._tool_names: dict[str, str] = {}
+        self._batch_size = actor.agent.config.experimental.workflow.model_calls_per_step
+        self._batch_start = actor.state.turn.step_index if actor.state.turn is not None else 0
+
+    # -- called by the actor ------------------------------------------------------------------
+
+    def steer(self, delivery: DeliveryRecord) -> None:
+        """A message for this turn: abort a model call without output yet, else join at the boundary."""
+        self.steering.append(delivery)
+        if self._model_task is not None and not self._output_started and self._interrupt is None:
+            self._interrupt = "steer"
+            self._model_task.cancel()
+
+    def cancel(self, delivery: DeliveryRecord | None) -> None:
+        """Stop the turn as soon as possible."""
+        if self.cancel_requested:
+            return
+        self.cancel_requested = True
+        self.cancel_delivery = delivery
+        self._interrupt = "cancel"
+        self._cancelled.set()
+        if self._model_task is not None:
+            self._model_task.cancel()
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Run steps until the turn ends, is cancelled, or the actor asks to stop at a boundary."""
+        actor = self.actor
+        while actor.state.turn is not None:
+            if self.cancel_requested:
+                await self._finish_cancelled([])
+                return
+            if actor.stopping:
+                return
+            if self.steering:
+                await self._absorb_steering()
+                continue
+            if await self._step() is StepEnd.DONE:
+                return
+
+    async def _absorb_steering(self) -> None:
+        actor = self.actor
+        for delivery in list(self.steering):
+            self.steering.remove(delivery)
+            actor.add_delivery_id(delivery.id)
+            text, parts = actor.message_of(delivery)
+            actor.emit("message.received", {"message": text, "parts": parts, **self._turn_coordinates()})
+            user = UserMessage(content=actor.model_text_of(delivery))
+            await actor.commit(history=[user], consumed=[delivery.id])
+
+    # -- one step ----------------------------------------------------------------------------
+
+    def _turn_coordinates(self) -> dict[str, Any]:
+        turn = self.actor.turn
+        return {"sequence": turn.sequence, "turnId": turn.turn_id}
+
+    def _step_coordinates(self, step_index: int) -> dict[str, Any]:
+        turn = self.actor.turn
+        return {"sequence": turn.sequence, "stepIndex": step_index, "turnId": turn.turn_id}
+
+    async def _step(self) -> StepEnd:
+        actor = self.actor
+        options = actor.runtime.options
+        failure: _StepFailed | None = None
+        for attempt in range(options.step_attempts):
+            if attempt:
+                await asyncio.sleep(options.step_retry_delay)
+            try:
+                return await self._attempt_step()
+            except _StepFailed as exc:
+                if exc.code == "STEP_FAILED":
+                    failure = exc
+                    continue
+                await self._finish_failed(exc)
+                return StepEnd.DONE
+            except _Steered:
+                return StepEnd.CONTINUE
+            except _Cancelled:
+                return StepEnd.DONE
+            except StoreError:
+                raise  # the store is gone: the actor stops and recovery takes over
+            except Exception as exc:  # a bug or a broken resolver: retried like any failed step
+                failure = _StepFailed("STEP_FAILED", f"{type(exc).__name__}: {exc}")
+        assert failure is not None
+        await self._finish_failed(failure)
+        return StepEnd.DONE
+
+    async def _attempt_step(self) -> StepEnd:
+        actor = self.actor
+        turn = actor.turn
+        step_index = turn.step_index
+        model, model_id = await actor.model_for_step(step_index)
+        actor.emit("step.started", {"modelId": model_id, **self._step_coordinates(step_index)})
+        self._output_started = False
+        self._interrupt = None
+        try:
+            result = await self._call_model(model, step_index)
+        except _Steered:
+            actor.emit("step.completed", {"finishReason": "other", **self._step_coordinates(step_index)})
+            turn.step_index = step_index + 1
+            await actor.commit()
+            raise
+        except _Cancelled:
+            await self._finish_cancelled([])
+            raise
+        finish = result.finish
+        assert finish is not None
+        if finish.reason == "content-filter":
+            raise _StepFailed(
+                "MODEL_CALL_FAILED",
+                CONTENT_FILTER_MESSAGE,
+                {"semanticErrorId": "model-response-content-filtered", "finishReason": "content-filter"},
+            )
+        actor.add_usage(finish)
+        usage = {"usage": step_usage_wire(finish.usage, finish.cost_usd)}
+        if result.reasoning:
+            actor.emit("reasoning.completed", {"reasoning": result.reasoning, **self._step_coordinates(step_index)})
+        if result.calls:
+            return await self._tool_step(step_index, result, usage)
+        actor.emit(
+            "message.completed",
+            {"finishReason": finish.reason, "message": result.text, **self._step_coordinates(step_index)},
+        )
+        actor.emit("step.completed", {"finishReason": finish.reason, **self._step_coordinates(step_index), **usage})
+        reply = AssistantMessage(content=result.text, reasoning=result.reasoning)
+        if turn.output_schema is not None:
+            actor.emit(
+                "step.failed",
+                {
+                    "code": "OUTPUT_SCHEMA_NOT_FULFILLED",
+                    "message": OUTPUT_SCHEMA_MESSAGE,
+                    **self._step_coordinates(step_index),
+                },
+            )
+            await actor.end_turn_failed("OUTPUT_SCHEMA_NOT_FULFILLED", OUTPUT_SCHEMA_MESSAGE, None, history=[reply])
+            return StepEnd.DONE
+        await actor.end_turn_completed(history=[reply])
+        return StepEnd.DONE
+
+    async def _tool_step(self, step_index: int, result: _ModelResult, usage: dict[str, Any]) -> StepEnd:
+        actor = self.actor
+        turn = actor.turn
+        coordinates = self._step_coordinates(step_index)
+        reply_calls = [c for c in result.calls if c.name == REPLY_TOOL and turn.output_schema is not None]
+        calls = [c for c in result.calls if c not in reply_calls]
+        if result.text:
+            actor.emit("message.completed", {"finishReason": "tool-calls", "message": result.text, **coordinates})
+        for call in calls:
+            actor.emit(
+                "actions.requested",
+                {
+                    "actions": [
+                        {"callId": call.id, "input": call.arguments, "kind": "tool-call", "toolName": call.name}
+                    ],
+                    **coordinates,
+                },
+            )
+        await actor.flush()  # a call's start record is durable before the call runs
+        crashpoint("after-actions-requested")
+        outcomes = await self._run_tools(calls, step_index)
+        assistant = AssistantMessage(content=result.text, reasoning=result.reasoning, tool_calls=tuple(result.calls))
+        messages: list[Message] = [assistant]
+        for call in result.calls:
+            if call in reply_calls:
+                messages.append(ToolMessage(tool_call_id=call.id, name=call.name, content="Result recorded."))
+            else:
+                outcome = outcomes[call.id]
+                messages.append(
+                    ToolMessage(
+                        tool_call_id=call.id, name=call.name, content=outcome.model_content, is_error=outcome.is_error
+                    )
+                )
+        if self.cancel_requested:
+            await self._finish_cancelled(messages)
+            raise _Cancelled()
+        actor.emit("step.completed", {"finishReason": "tool-calls", **coordinates, **usage})
+        if reply_calls:
+            assert turn.output_schema is not None
+            actor.emit(
+                "result.completed",
+                {"result": unwrap_reply(turn.output_schema, reply_calls[0].arguments), **coordinates},
+            )
+            await actor.end_turn_completed(history=messages)
+            return StepEnd.DONE
+        turn.step_index = step_index + 1
+        if (turn.step_index - self._batch_start) % self._batch_size == 0:
+            self._batch_start = turn.step_index
+            await actor.flush()
+            crashpoint("before-checkpoint")
+            await actor.commit(history=messages)
+            crashpoint("after-checkpoint")
+        else:
+            await actor.stash(messages)
+        return StepEnd.CONTINUE
+
+    # -- the model call ----------------------------------------------------------------------
+
+    async def _call_model(self, model: Model, step_index: int) -> _ModelResult:
+        actor = self.actor
+        options = actor.runtime.options
+        request = build_request(actor.agent, actor.state, actor.history, self._settings())
+        delay = options.provider_backoff
+        for attempt in range(options.provider_attempts):
+            if self.cancel_requested:
+                raise _Cancelled()
+            if self.steering and not self._output_started:
+                raise _Steered()  # a message arrived while the step was being prepared
+            self._model_task = asyncio.create_task(self._stream(model, request, step_index))
+            try:
+                return await self._model_task
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise  # the runner itself is being cancelled (shutdown): not ours to translate
+                if self._interrupt == "steer":
+                    raise _Steered() from None
+                raise _Cancelled() from None
+            except ModelError as exc:
+                if not exc.retryable:
+                    raise _StepFailed("MODEL_CALL_FAILED", str(exc), _error_details(exc)) from exc
+                if attempt + 1 == options.provider_attempts:
+                    raise _StepFailed("STEP_FAILED", str(exc), _error_details(exc)) from exc
+                await asyncio.sleep(delay)
+                delay *= 2
+            finally:
+                self._model_task = None
+        raise AssertionError("unreachable")
+
+    def _settings(self) -> ModelSettings:
+        config = self.actor.agent.config
+        reasoning = config.reasoning if config.reasoning != "provider-default" else None
+        return ModelSettings(reasoning=reasoning, model_options=dict(config.model_options))
+
+    async def _stream(self, model: Model, request: Any, step_index: int) -> _ModelResult:
+        actor = self.actor
+        coordinates = self._step_coordinates(step_index)
+        result = _ModelResult()
+        async for event in model.stream(request):
+            if isinstance(event, TextDelta):
+                if event.text:
+                    if not self._output_started:
+                        crashpoint("during-model-call")
+                    self._output_started = True
+                    result.text += event.text
+                    actor.emit("message.appended", {"messageDelta": event.text, **coordinates})
+            elif isinstance(event, ReasoningDelta):
+                result.reasoning += event.text
+                actor.emit("reasoning.appended", {"reasoningDelta": event.text, **coordinates})
+            elif isinstance(event, ToolCallStarted):
+                self._output_started = True
+                self._tool_names[event.call_id] = event.name
+            elif isinstance(event, ToolInputDelta):
+                self._output_started = True
+                if self._tool_names.get(event.call_id) == REPLY_TOOL:
+                    continue  # the output-schema reply is not an action
+                actor.emit(
+                    "action.input.appended",
+                    {
+                        "callId": event.call_id,
+                        "inputTextDelta": event.delta,
+                        **coordinates,
+                        "toolName": self._tool_names.get(event.call_id, ""),
+                    },
+                )
+            elif isinstance(event, ToolCallFinished):
+                result.calls.append(event.call)
+            elif isinstance(event, Finish):
+                result.finish = event
+        if result.finish is None:
+            result.finish = Finish(reason="other")
+        return result
+
+    # -- tools -----------------------------------------------------------------------------
+
+    async def _run_tools(self, calls: Sequence[ToolCall], step_index: int) -> dict[str, ToolOutcome]:
+        actor = self.actor
+        turn = actor.turn
+        coordinates = self._step_coordinates(step_index)
+        outcomes: dict[str, ToolOutcome] = {}
+        if not calls:
+            return outcomes
+
+        def partial_sink(call: ToolCall) -> Any:
+            def sink(value: Any) -> None:
+                if call.id in outcomes or self.cancel_requested:
+                    return
+                actor.emit(
+                    "action.partial",
+                    {
+                        "result": {"callId": call.id, "kind": "tool-result", "output": value, "toolName": call.name},
+                        **coordinates,
+                    },
+                )
+
+            return sink
+
+        tasks: dict[asyncio.Task[ToolOutcome], ToolCall] = {}
+        for call in calls:
+            context = ToolContext(
+                session_id=actor.session_id,
+                turn_id=turn.turn_id,
+                sequence=turn.sequence,
+                call_id=call.id,
+                tool_name=call.name,
+            )
+            task = asyncio.create_task(
+                run_tool(
+                    actor.agent.tools.get(call.name),
+                    call,
+                    context,
+                    on_partial=partial_sink(call),
+                    executor=actor.runtime.tool_executor,
+                )
+            )
+            tasks[task] = call
+        pending: set[asyncio.Task[Any]] = set(tasks)
+        watcher: asyncio.Task[Any] = asyncio.create_task(self._cancelled.wait())
+        try:
+            while pending:
+                done, pending = await asyncio.wait(pending | {watcher}, return_when=asyncio.FIRST_COMPLETED)
+                pending.discard(watcher)
+                for finished in done:
+                    if finished is watcher:
+                        continue
+                    call = tasks[finished]
+                    outcome: ToolOutcome = finished.result()
+                    crashpoint("after-tool-effect")
+                    outcomes[call.id] = outcome
+                    actor.emit("action.result", {**outcome.result_event(call.name), **coordinates})
+                if watcher in done:
+                    for task in pending:
+                        task.cancel()
+                    for task in pending:
+                        outcomes[tasks[task].id] = cancelled_outcome(tasks[task])
+                    pending = set()
+        finally:
+            watcher.cancel()
+        return outcomes
+
+    # -- endings ---------------------------------------------------------------------------
+
+    async def _finish_cancelled(self, history: list[Message]) -> None:
+        await self.actor.end_turn_cancelled(history=history, cancel=self.cancel_delivery)
+
+    async def _finish_failed(self, failure: _StepFailed) -> None:
+        actor = self.actor
+        turn = actor.turn
+        data: dict[str, Any] = {"code": failure.code, "message": failure.message}
+        if failure.details:
+            data["details"] = failure.details
+        actor.emit("step.failed", {**data, **self._step_coordinates(turn.step_index)})
+        await actor.end_turn_failed(failure.code, failure.message, failure.details)
+
+
+def _error_details(error: ModelError) -> dict[str, Any]:
+    details: dict[str, Any] = {"retryable": error.retryable}
+    if error.status_code is not None:
+        details["statusCode"] = error.status_code
+    if error.provider is not None:
+        details["provider"] = error.provider
+    return details

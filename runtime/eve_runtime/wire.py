@@ -1,0 +1,41 @@
+"""Serializing stream events as NDJSON lines, exactly once, in the v26 envelope.
+
+An event is `{"data", "type", "meta": {"at", "id", "deliveryIds"}}` (eve's key order). Lines are
+UTF-8 JSON; a lone surrogate (which UTF-8 cannot carry) falls back to JSON escapes, and U+2028 /
+U+2029 are always escaped so that no line splitter ever breaks an event in two.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+__all__ = ["dumps", "event_line", "now_iso"]
+
+_SEPARATOR_ESCAPES = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def now_iso() -> str:
+    """The current time as eve prints it: ISO 8601, milliseconds, `Z`."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON text, safe to put on one NDJSON line."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.translate(_SEPARATOR_ESCAPES) if "\u2028" in text or "\u2029" in text else text
+
+
+def event_line(event_type: str, data: dict[str, Any], *, event_id: str, at: str, delivery_ids: Sequence[str]) -> bytes:
+    """One event as an NDJSON line (UTF-8, without the newline)."""
+    meta: dict[str, Any] = {"at": at, "id": event_id}
+    if delivery_ids:
+        meta["deliveryIds"] = list(delivery_ids)
+    text = dumps({"data": data, "type": event_type, "meta": meta})
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from a model or a tool: keep it, escaped
+        envelope = {"data": data, "type": event_type, "meta": meta}
+        return json.dumps(envelope, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode("ascii")

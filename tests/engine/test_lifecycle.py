@@ -1,0 +1,122 @@
+"""Session lifecycle: create without a message, idempotency keys, reset, timeout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from eve_runtime.store.base import SessionNotActive
+from tests.engine.harness import Harness, fast_options, last_reply, make_harness, of_type, types
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_create_without_a_message_emits_nothing_until_the_first_message(harness: Harness) -> None:
+    sid = await harness.create()
+    assert await harness.events(sid) == []
+    await harness.send(sid, "first message")
+    events = await harness.turns(sid, 1)
+    assert types(events)[:3] == ["session.started", "turn.started", "message.received"]
+    assert events[1]["data"]["turnId"] == "turn_0"
+
+
+async def test_a_retried_idempotent_send_starts_nothing_new(harness: Harness) -> None:
+    sid = await harness.create("hello")
+    await harness.turns(sid, 1)
+    first = await harness.rt.deliver(sid, "message", {"message": "once"}, idempotency_key="k1")
+    again = await harness.rt.deliver(sid, "message", {"message": "once"}, idempotency_key="k1")
+    assert again.id == first.id
+    events = await harness.turns(sid, 2)
+    assert len(of_type(events, "turn.started")) == 2
+    assert [e["data"]["message"] for e in of_type(events, "message.received")] == ["hello", "once"]
+
+
+async def test_create_once_by_operation_id(harness: Harness) -> None:
+    one = await harness.rt.create_session(message={"message": "hi"}, operation_id="op-1")
+    two = await harness.rt.create_session(message={"message": "hi"}, operation_id="op-1")
+    assert one.id == two.id
+    events = await harness.turns(one.id, 1)
+    assert len(of_type(events, "message.received")) == 1
+
+
+async def test_reset_an_idle_session(harness: Harness) -> None:
+    sid = await harness.create("before reset")
+    await harness.turns(sid, 1)
+    assert await harness.rt.reset(sid, "Start over") is True
+    events = await harness.events(sid)
+    assert types(events)[-2:] == ["session.waiting", "session.completed"]
+    assert events[-1]["data"]["usage"] == events[-2]["data"]["usage"]
+    session = await harness.store.get_session(sid)
+    assert session is not None and session.status == "reset"
+    with pytest.raises(SessionNotActive):
+        await harness.send(sid, "after")
+    assert await harness.rt.reset(sid) is False
+    assert await harness.rt.cancel(sid) is False
+
+
+async def test_reset_during_a_turn_cancels_it_first(tmp_path: Path) -> None:
+    h = await make_harness(tmp_path)
+    sid = await h.create("/delay 200\n/reply slow")
+    await h.wait_for(sid, lambda events: "step.started" in types(events))
+    assert await h.rt.reset(sid) is True
+    events = await h.events(sid)
+    await h.stop()
+    assert types(events)[-3:] == ["turn.cancelled", "session.waiting", "session.completed"]
+
+
+async def test_session_timeout_completes_an_idle_session(tmp_path: Path) -> None:
+    now = [1_000_000.0]
+    files = {
+        "agent/agent.py": (
+            "from eve_runtime import define_agent\n\n"
+            "agent = define_agent(model='test', limits={'session_timeout_ms': 60_000})\n"
+        )
+    }
+    h = await make_harness(tmp_path, files, options=fast_options(clock=lambda: now[0]))
+    sid = await h.create("hello")
+    await h.turns(sid, 1)
+    now[0] += 61
+    h.rt._deadline_changed.set()  # the timer re-reads the (virtual) clock
+    events = await h.wait_for(sid, lambda events: events[-1]["type"] == "session.completed")
+    assert types(events)[-2:] == ["session.waiting", "session.completed"]
+    session = await h.store.get_session(sid)
+    assert session is not None and session.status == "completed"
+    with pytest.raises(SessionNotActive):
+        await h.send(sid, "too late")
+    assert len(await h.events(sid)) == len(events)  # data kept, nothing more written
+    await h.stop()
+
+
+async def test_a_session_past_its_deadline_while_down_completes_at_start(tmp_path: Path) -> None:
+    now = [1_000_000.0]
+    files = {
+        "agent/agent.py": (
+            "from eve_runtime import define_agent\n\n"
+            "agent = define_agent(model='test', limits={'session_timeout_ms': 1_000})\n"
+        )
+    }
+    h = await make_harness(tmp_path, files, options=fast_options(clock=lambda: now[0]))
+    sid = await h.create("hello")
+    await h.turns(sid, 1)
+    await h.crash()
+    now[0] += 5
+    await h.start()
+    events = await h.wait_for(sid, lambda events: events[-1]["type"] == "session.completed")
+    await h.stop()
+    assert types(events).count("session.completed") == 1
+
+
+async def test_no_timeout_when_disabled(tmp_path: Path) -> None:
+    files = {
+        "agent/agent.py": (
+            "from eve_runtime import define_agent\n\n"
+            "agent = define_agent(model='test', limits={'session_timeout_ms': False})\n"
+        )
+    }
+    h = await make_harness(tmp_path, files)
+    session = await h.rt.create_session(message={"message": "hi"})
+    assert session.deadline is None
+    events = await h.turns(session.id, 1)
+    await h.stop()
+    assert last_reply(events) == "echo: hi"
