@@ -382,7 +382,6 @@ class SessionActor:
         self.emit("session.completed", {"usage": self.state.usage.wire()})
         await self.commit(consumed=consumed, status=status)
         self.session = dataclasses.replace(self.session, status=status)
-        self.runtime.session_ended(self.session_id)
 
     # -- writing -----------------------------------------------------------------------------
 

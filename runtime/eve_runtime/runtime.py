@@ -139,9 +139,6 @@ class Runtime:
         if future is not None and not future.done():
             future.set_result(None)
 
-    def session_ended(self, session_id: str) -> None:
-        """A session completed or was reset: forget its deadline (the heap entry is skipped later)."""
-
     # -- sessions --------------------------------------------------------------------------------
 
     def new_record(self, *, operation_id: str | None = None) -> SessionRecord:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,18 @@ async def test_no_timeout_when_disabled(tmp_path: Path) -> None:
     events = await h.turns(session.id, 1)
     await h.stop()
     assert last_reply(events) == "echo: hi"
+
+
+async def test_a_parked_session_holds_no_task(harness: Harness) -> None:
+    sids = [await harness.create(f"hello {n}") for n in range(5)]
+    for sid in sids:
+        await harness.turns(sid, 1)
+    for _ in range(50):
+        if not harness.rt._actors:
+            break
+        await asyncio.sleep(0.01)
+    assert harness.rt._actors == {}
+    session_tasks = [
+        t for t in asyncio.all_tasks() if t.get_name().startswith(("eve-session", "eve-turn", "eve-flush"))
+    ]
+    assert session_tasks == []
