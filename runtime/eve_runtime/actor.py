@@ -13,6 +13,7 @@ import dataclasses
 import json
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from eve_runtime.conversation import client_context_entries, static_user_instructions
@@ -31,7 +32,7 @@ from eve_runtime.turn import TurnRunner
 if TYPE_CHECKING:
     from eve_runtime.runtime import Runtime
 
-__all__ = ["SessionActor", "stale_response_text"]
+__all__ = ["LoadedSession", "SessionActor", "stale_response_text"]
 
 logger = logging.getLogger("eve.actor")
 
@@ -51,10 +52,20 @@ def stale_response_text(responses: Sequence[dict[str, Any]]) -> str:
     return STALE_RESPONSE_PREAMBLE + json.dumps(shaped, indent=2, ensure_ascii=False)
 
 
+@dataclass
+class LoadedSession:
+    """A session as an actor left it: what the next actor may reuse instead of reading the store."""
+
+    session: SessionRecord
+    state: SessionState
+    history: list[Message]
+    next_index: int
+
+
 class SessionActor:
     """Runs one session while it has work; see the module docstring."""
 
-    def __init__(self, runtime: Runtime, session: SessionRecord) -> None:
+    def __init__(self, runtime: Runtime, session: SessionRecord, loaded: LoadedSession | None = None) -> None:
         self.runtime = runtime
         self.session = session
         self.session_id = session.id
@@ -66,12 +77,14 @@ class SessionActor:
         self.task: asyncio.Task[None] | None = None
         self.state = SessionState()
         self.history: list[Message] = []
-        self.emitter = Emitter(self.store, session.id, 0)
+        self.emitter = Emitter(self.store, session.id, 0, linger=runtime.options.flush_linger)
         self.runner: TurnRunner | None = None
+        self._unsaved: list[Message] = []
+        """Messages of completed steps inside a checkpoint batch, saved with the batch's checkpoint."""
         self._inbox: list[DeliveryRecord] = []
         self._seen: set[str] = set()
         self._wakeup = asyncio.Event()
-        self._unsaved: list[Message] = []
+        self._loaded = loaded
 
     # -- the runtime's side ---------------------------------------------------------------------
 
@@ -106,6 +119,9 @@ class SessionActor:
                 delivery = self._take(lambda d: True)
                 if delivery is None:
                     self.closing = True  # from here on, the runtime starts a new actor for new deliveries
+                    self.runtime.remember(
+                        self.session_id, LoadedSession(self.session, self.state, self.history, self.emitter.next_index)
+                    )
                     return
                 await self._handle_idle(delivery)
                 if self.session.status != "active":
@@ -115,19 +131,26 @@ class SessionActor:
 
     async def _load(self) -> bool:
         """Read the checkpoint and the inbox; the history only when there is work. Returns whether there is."""
-        raw = await self.store.load_checkpoint(self.session_id)
-        if raw is not None:
-            self.state = SessionState.model_validate_json(raw)
+        loaded, self._loaded = self._loaded, None
+        if loaded is not None:
+            self.state, self.history, self.emitter.next_index = loaded.state, loaded.history, loaded.next_index
+        else:
+            raw = await self.store.load_checkpoint(self.session_id)
+            if raw is not None:
+                self.state = SessionState.model_validate_json(raw)
         for delivery in await self.store.pending_deliveries(self.session_id):
             if delivery.id not in self._seen:
                 self._seen.add(delivery.id)
                 self._inbox.append(delivery)
         self._inbox.sort(key=lambda d: d.seq)
         if self.state.turn is None and not self._inbox and not self._expired():
+            if loaded is not None:
+                self.runtime.remember(self.session_id, loaded)
             return False
-        stored = await self.store.load_history(self.session_id)
-        self.history = MessageAdapter.validate_python([json.loads(m) for m in stored])
-        self.emitter.next_index = await self.store.event_count(self.session_id)
+        if loaded is None:
+            stored = await self.store.load_history(self.session_id)
+            self.history = MessageAdapter.validate_json("[" + ",".join(stored) + "]")
+            self.emitter.next_index = await self.store.event_count(self.session_id)
         if self.state.turn is not None:
             self.emitter.delivery_ids = tuple(self.state.turn.delivery_ids)
         return True
@@ -272,7 +295,7 @@ class SessionActor:
                 "DYNAMIC_RESOLVER_FAILED", str(exc), None, history=opening, consumed=[delivery.id]
             )
             return
-        await self.commit(history=opening, consumed=[delivery.id])
+        self.checkpoint_later(history=opening, consumed=[delivery.id])
         crashpoint("after-turn-start")
 
     async def _resolve_dynamic(self, turn: TurnState, *, first: bool) -> None:
@@ -385,15 +408,28 @@ class SessionActor:
 
     # -- writing -----------------------------------------------------------------------------
 
-    async def stash(self, history: Sequence[Message]) -> None:
-        """Make a step durable inside a checkpoint batch (`model_calls_per_step` > 1).
+    def checkpoint_later(
+        self, *, history: Sequence[Message] = (), consumed: Sequence[str] = (), checkpoint: bool = True
+    ) -> None:
+        """Save history, consumed deliveries and the checkpoint with the next write, without waiting.
 
-        The events are written now; the messages wait for the batch's checkpoint (until then,
-        recovery rebuilds them from the events).
+        They become durable atomically with every event emitted so far. With `checkpoint=False`
+        (inside a checkpoint batch) the messages wait for the batch's checkpoint; until then,
+        recovery rebuilds them from the events.
         """
         self.history.extend(history)
-        self._unsaved.extend(history)
-        await self.flush()
+        if not checkpoint:
+            self._unsaved.extend(history)
+            self.emitter.attach(consumed=consumed)
+            return
+        encoded = [message.model_dump_json() for message in [*self._unsaved, *history]]
+        self._unsaved.clear()
+        self.emitter.attach(history=encoded, consumed=consumed, checkpoint=self._checkpoint)
+
+    def _checkpoint(self, event_count: int) -> str:
+        """The checkpoint document of the current state, covering the first `event_count` events."""
+        self.state.event_count = event_count
+        return self.state.model_dump_json()
 
     def emit(self, event_type: str, data: dict[str, Any]) -> None:
         """Emit one of this session's events."""
@@ -417,9 +453,4 @@ class SessionActor:
         self.history.extend(history)
         encoded = [message.model_dump_json() for message in [*self._unsaved, *history]]
         self._unsaved.clear()
-
-        def checkpoint(event_count: int) -> str:
-            self.state.event_count = event_count
-            return self.state.model_dump_json()
-
-        await self.emitter.commit(history=encoded, checkpoint=checkpoint, consumed=consumed, status=status)
+        await self.emitter.commit(history=encoded, checkpoint=self._checkpoint, consumed=consumed, status=status)

@@ -20,7 +20,6 @@ CRASHPOINTS = (
     "after-actions-requested",
     "after-tool-effect",
     "before-checkpoint",
-    "after-checkpoint",
     "before-turn-end",
 )
 """Every name the engine and server pass (see the crash harness in tests/crash/)."""

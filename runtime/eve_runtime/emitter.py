@@ -1,25 +1,32 @@
 """The event emitter of one session: numbering, coalescing and durable writing of its events.
 
 Only a session's actor emits its events, so the emitter owns the next index without locks.
-`emit` is synchronous and cheap: the event joins a pending list and a background flush writes
-it. While a flush is in flight, adjacent text deltas of the same kind and coordinates merge
-into one event (the concatenated text is unchanged), so a fast model never outruns the store.
-`flush` waits until everything emitted is durable; `commit` writes the pending events together
-with history, checkpoint and consumed deliveries in one transaction.
+`emit` is synchronous and cheap: the event joins a pending list and a background write makes it
+durable shortly after (waiting `linger` seconds first, so a fast model's whole step usually goes
+in one transaction). While a write is in flight, adjacent text deltas of the same kind and
+coordinates merge into one event (the concatenated text is unchanged), so a fast model never
+outruns the store.
+
+State changes ride with events. `attach` queues history, consumed deliveries and a checkpoint
+for the next write, which also carries every event emitted before them: they become durable
+together, in one transaction, or not at all. The checkpoint records how many events it covers
+(those emitted before it was attached), so recovery knows which later events belong to an
+attempt that never reached its next checkpoint. `commit` writes everything pending now and
+waits for it.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from eve_runtime.ids import new_event_id
 from eve_runtime.store.base import Commit, EventRow, SessionStatus, Store
 from eve_runtime.wire import event_line, now_iso
 
-__all__ = ["DELTA_FIELDS", "Emitter"]
+__all__ = ["DELTA_FIELDS", "CheckpointFactory", "Emitter"]
 
 DELTA_FIELDS = {
     "message.appended": "messageDelta",
@@ -28,6 +35,9 @@ DELTA_FIELDS = {
 }
 """Delta events and the field holding their text."""
 
+CheckpointFactory = Callable[[int], str]
+"""Given the number of events the checkpoint covers, the checkpoint document (called at once)."""
+
 
 @dataclass
 class _Pending:
@@ -35,25 +45,41 @@ class _Pending:
     data: dict[str, Any]
     delivery_ids: tuple[str, ...]
     at: str
+    sealed: bool = False
+    """A checkpoint was attached after this event: nothing may merge into it any more."""
 
     def absorbs(self, event_type: str, data: dict[str, Any], delivery_ids: tuple[str, ...]) -> bool:
         field = DELTA_FIELDS.get(event_type)
-        if field is None or event_type != self.type or delivery_ids != self.delivery_ids:
+        if self.sealed or field is None or event_type != self.type or delivery_ids != self.delivery_ids:
             return False
         return all(self.data.get(k) == v for k, v in data.items() if k != field)
+
+
+@dataclass
+class _Attachment:
+    history: list[str] = field(default_factory=list)
+    consumed: list[str] = field(default_factory=list)
+    checkpoint: str | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.history or self.consumed or self.checkpoint)
 
 
 class Emitter:
     """Writes one session's events in order; see the module docstring."""
 
-    def __init__(self, store: Store, session_id: str, next_index: int) -> None:
+    def __init__(self, store: Store, session_id: str, next_index: int, *, linger: float = 0.0) -> None:
         self.store = store
         self.session_id = session_id
         self.next_index = next_index
         """The index the next written event gets (the session's event count once all is durable)."""
+        self._next_unassigned = next_index
+        """The index the first pending event will get (writes in flight already took theirs)."""
+        self.linger = linger
         self.delivery_ids: tuple[str, ...] = ()
         """The deliveries that own what is emitted now (the current turn's)."""
         self._pending: list[_Pending] = []
+        self._attached = _Attachment()
         self._write_lock = asyncio.Lock()
         self._flushing: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
@@ -61,43 +87,51 @@ class Emitter:
     def emit(self, event_type: str, data: dict[str, Any]) -> None:
         """Queue an event for writing (coalescing it into the previous delta when it can)."""
         if self._pending and self._pending[-1].absorbs(event_type, data, self.delivery_ids):
-            field = DELTA_FIELDS[event_type]
+            field_name = DELTA_FIELDS[event_type]
             last = self._pending[-1]
-            last.data[field] = last.data[field] + data[field]
+            last.data[field_name] = last.data[field_name] + data[field_name]
         else:
             self._pending.append(_Pending(event_type, dict(data), self.delivery_ids, now_iso()))
-        if self._flushing is None:
-            self._flushing = asyncio.create_task(self._flush_loop(), name=f"eve-flush-{self.session_id}")
+        self._schedule()
+
+    def attach(
+        self,
+        *,
+        history: Sequence[str] = (),
+        consumed: Sequence[str] = (),
+        checkpoint: CheckpointFactory | None = None,
+    ) -> None:
+        """Queue state changes for the next write, with every event emitted so far."""
+        attached = self._attached
+        attached.history.extend(history)
+        attached.consumed.extend(consumed)
+        if checkpoint is not None:
+            attached.checkpoint = checkpoint(self._next_unassigned + len(self._pending))
+            if self._pending:
+                self._pending[-1].sealed = True
+        self._schedule()
 
     async def flush(self) -> None:
-        """Wait until every event emitted so far is durable."""
+        """Wait until every event emitted (and everything attached) so far is durable."""
         await self.commit()
 
     async def commit(
         self,
         *,
         history: Sequence[str] = (),
-        checkpoint: Callable[[int], str] | None = None,
+        checkpoint: CheckpointFactory | None = None,
         consumed: Sequence[str] = (),
         status: SessionStatus | None = None,
         replace_history: bool = False,
     ) -> None:
-        """Write the pending events plus these changes in one durable transaction.
-
-        `checkpoint` is called with the event count the commit leaves (so the checkpoint can say
-        which events it covers) and returns the checkpoint document.
-        """
+        """Write everything pending plus these changes in one durable transaction, and wait for it."""
         async with self._write_lock:
             self._raise_failure()
-            if not (self._pending or history or checkpoint or consumed or status or replace_history):
+            if history or checkpoint or consumed:
+                self.attach(history=history, consumed=consumed, checkpoint=checkpoint)
+            if not (self._pending or self._attached or status or replace_history):
                 return
-            await self._write(
-                Commit(history=history, consumed=consumed, status=status, replace_history=replace_history), checkpoint
-            )
-
-    def discard_pending(self) -> None:
-        """Forget events not yet handed to the store (when the actor stops without finishing)."""
-        self._pending.clear()
+            await self._write(status=status, replace_history=replace_history)
 
     async def close(self) -> None:
         """Wait for an in-flight background write so nothing is left running."""
@@ -105,19 +139,27 @@ class Emitter:
         if task is not None:
             await asyncio.wait([task])
 
+    def _schedule(self) -> None:
+        if self._flushing is None:
+            self._flushing = asyncio.create_task(self._flush_loop(), name=f"eve-flush-{self.session_id}")
+
     async def _flush_loop(self) -> None:
         try:
-            while self._pending and self._failure is None:
+            if self.linger:
+                await asyncio.sleep(self.linger)
+            while (self._pending or self._attached) and self._failure is None:
                 async with self._write_lock:
-                    if self._pending and self._failure is None:
-                        await self._write(Commit())
+                    if (self._pending or self._attached) and self._failure is None:
+                        await self._write()
         except BaseException as exc:  # kept for the next flush or commit, which raises it
             self._failure = exc
         finally:
             self._flushing = None
 
-    async def _write(self, commit: Commit, checkpoint: Callable[[int], str] | None = None) -> None:
+    async def _write(self, *, status: SessionStatus | None = None, replace_history: bool = False) -> None:
         batch, self._pending = self._pending, []
+        attached, self._attached = self._attached, _Attachment()
+        self._next_unassigned += len(batch)
         rows = []
         index = self.next_index
         for pending in batch:
@@ -130,11 +172,11 @@ class Emitter:
             self.session_id,
             Commit(
                 events=rows,
-                history=commit.history,
-                checkpoint=checkpoint(index) if checkpoint is not None else None,
-                consumed=commit.consumed,
-                status=commit.status,
-                replace_history=commit.replace_history,
+                history=attached.history,
+                checkpoint=attached.checkpoint,
+                consumed=attached.consumed,
+                status=status,
+                replace_history=replace_history,
             ),
         )
         self.next_index = index

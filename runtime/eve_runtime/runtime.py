@@ -11,13 +11,14 @@ import asyncio
 import heapq
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from eve_runtime._version import __version__
-from eve_runtime.actor import SessionActor
+from eve_runtime.actor import LoadedSession, SessionActor
 from eve_runtime.ids import new_delivery_id, new_session_id
 from eve_runtime.models import resolve_model
 from eve_runtime.models.base import Model
@@ -52,6 +53,10 @@ class RuntimeOptions:
     max_interruptions: int = 3
     """A turn interrupted more often than this fails with `STEP_INTERRUPTED`."""
     tool_threads: int = 32
+    flush_linger: float = 0.002
+    """Seconds a background write waits for more events (a fast model's step then takes one write)."""
+    cached_sessions: int = 256
+    """Recently active sessions kept loaded, so a conversation's next turn does not re-read its history."""
     clock: Callable[[], float] = field(default=time.time)
 
 
@@ -75,6 +80,7 @@ class Runtime:
         self._actors: dict[str, SessionActor] = {}
         self._respawn: set[str] = set()
         self._acks: dict[str, asyncio.Future[None]] = {}
+        self._loaded: OrderedDict[str, LoadedSession] = OrderedDict()
         self._models: dict[str, Model] = dict(models or {})
         """Models by id; `models` pre-seeds it (tests put a FunctionModel under the agent's id)."""
         self._deadlines: list[tuple[float, str]] = []
@@ -191,7 +197,8 @@ class Runtime:
             if actor is not None and actor.accepts_deliveries():
                 actor.push(result.delivery)
             else:
-                session = await self.store.get_session(session_id)
+                loaded = self._loaded.get(session_id)
+                session = loaded.session if loaded is not None else await self.store.get_session(session_id)
                 if session is not None and session.status == "active":
                     self._wake(session)
         return result.delivery
@@ -230,8 +237,15 @@ class Runtime:
         elif not actor.accepts_deliveries():
             self._respawn.add(session.id)  # it is ending: start a fresh one when it is gone
 
+    def remember(self, session_id: str, loaded: LoadedSession) -> None:
+        """Keep a session an actor just left loaded, for its next turn (the least recent are dropped)."""
+        self._loaded[session_id] = loaded
+        self._loaded.move_to_end(session_id)
+        while len(self._loaded) > self.options.cached_sessions:
+            self._loaded.popitem(last=False)
+
     def _spawn(self, session: SessionRecord) -> SessionActor:
-        actor = SessionActor(self, session)
+        actor = SessionActor(self, session, self._loaded.pop(session.id, None))
         self._actors[session.id] = actor
         actor.task = asyncio.create_task(actor.run(), name=f"eve-session-{session.id}")
         actor.task.add_done_callback(lambda task: self._actor_done(actor, task))

@@ -140,7 +140,7 @@ class TurnRunner:
             text, parts = actor.message_of(delivery)
             actor.emit("message.received", {"message": text, "parts": parts, **self._turn_coordinates()})
             user = UserMessage(content=actor.model_text_of(delivery))
-            await actor.commit(history=[user], consumed=[delivery.id])
+            actor.checkpoint_later(history=[user], consumed=[delivery.id])
 
     # -- one step ----------------------------------------------------------------------------
 
@@ -192,7 +192,7 @@ class TurnRunner:
         except _Steered:
             actor.emit("step.completed", {"finishReason": "other", **self._step_coordinates(step_index)})
             turn.step_index = step_index + 1
-            await actor.commit()
+            actor.checkpoint_later()
             raise
         except _Cancelled:
             await self._finish_cancelled([])
@@ -277,14 +277,13 @@ class TurnRunner:
             await actor.end_turn_completed(history=messages)
             return StepEnd.DONE
         turn.step_index = step_index + 1
-        if (turn.step_index - self._batch_start) % self._batch_size == 0:
+        crashpoint("before-checkpoint")
+        boundary = (turn.step_index - self._batch_start) % self._batch_size == 0
+        if boundary:
             self._batch_start = turn.step_index
-            await actor.flush()
-            crashpoint("before-checkpoint")
-            await actor.commit(history=messages)
-            crashpoint("after-checkpoint")
-        else:
-            await actor.stash(messages)
+        # Inside a batch (model_calls_per_step > 1) the messages are saved with the batch's checkpoint;
+        # until then recovery rebuilds them from the events.
+        actor.checkpoint_later(history=messages, checkpoint=boundary)
         return StepEnd.CONTINUE
 
     # -- the model call ----------------------------------------------------------------------

@@ -20,6 +20,7 @@ It speaks the same language as the fake OpenAI server the original eve was recor
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
@@ -61,8 +62,12 @@ def split_words(text: str) -> list[str]:
     return pieces
 
 
+@functools.lru_cache(maxsize=16384)
 def count_words(text: str) -> int:
-    """Count whitespace-separated words (the test models' token unit)."""
+    """Count whitespace-separated words (the test models' token unit).
+
+    Cached: every call recounts the whole conversation, whose messages repeat from call to call.
+    """
     return len(text.split())
 
 
@@ -81,7 +86,7 @@ def input_tokens(messages: Iterable[Message]) -> int:
     total = 0
     for message in messages:
         total += count_words(message.content)
-        if isinstance(message, AssistantMessage):
+        if isinstance(message, AssistantMessage) and message.tool_calls:
             total += sum(count_words(arguments_text(call)) for call in message.tool_calls)
     return total
 

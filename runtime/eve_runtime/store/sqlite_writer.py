@@ -156,6 +156,9 @@ class SqliteWriter:
                     self._rollback(conn)
                     failed = [(job, None, StoreError(f"The SQLite writer failed: {exc!r}")) for job in group]
                     self._loop.call_soon_threadsafe(self._resolve, failed, set())
+                # Drop the finished jobs (and the event text they hold) before blocking on the queue.
+                first = job = None
+                group = []
         finally:
             conn.close()
 
