@@ -1,0 +1,66 @@
+"""The benchmarks run end to end at tiny sizes: their figures exist and their invariants hold.
+
+Timings are never asserted here (machines are shared and noisy): the benchmarks print them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bench import concurrency, step_overhead, store_growth
+from bench._common import BENCH_DATA
+
+
+def _scratch_dirs() -> set[str]:
+    return {path.name for path in BENCH_DATA.iterdir()} if BENCH_DATA.exists() else set()
+
+
+def test_step_overhead_runs() -> None:
+    figures = step_overhead.run(rounds=4, warmup=1)
+    assert figures["turns_completed"] == {session: 5 for session in figures["turns_completed"]}
+    assert len(figures["turns_completed"]) == 2
+    assert figures["failed_turns"] == 0
+    for key in ("raw_commit_ms", "echo_step_ms", "tool_step_ms"):
+        assert figures[key]["median"] > 0
+        assert figures[key]["p90"] >= figures[key]["median"]
+    # A turn commits at least its accepted message and its end; a tool step also makes its call's start
+    # record durable before the tool runs.
+    assert figures["echo_transactions_per_turn"] >= 2
+    assert figures["tool_transactions_per_turn"] >= 3
+    step_overhead.report(figures)
+
+
+def test_concurrency_runs() -> None:
+    figures = concurrency.run(sessions=25)
+    assert figures["completed"] == figures["completed_second"] == figures["completed_traced"] == 25
+    assert figures["failed_turns"] == 0
+    assert figures["session_tasks_left"] == []
+    assert figures["parked_tasks"] == figures["baseline_tasks"]
+    assert not any(name.startswith(("eve-session-", "eve-turn-", "eve-flush-")) for name in figures["parked_tasks"])
+    assert figures["turns_per_second"] > 0
+    assert figures["raw_commits_per_second"] > 0
+    assert isinstance(figures["heap_bytes_per_session"], float)
+    concurrency.report(figures)
+
+
+def test_store_growth_runs() -> None:
+    figures = store_growth.run(steps=20)
+    assert figures["turns_completed"] == figures["expected_turns"] == 10
+    assert figures["failed_turns"] == 0
+    assert figures["history_messages"] == 40  # per turn: the user message, the tool call, its result, the answer
+    assert figures["pages_first"] > 0
+    assert figures["pages_last"] >= 0
+    if figures["has_dbstat"]:
+        assert figures["payload_first"] > 0
+    store_growth.report(figures)
+
+
+def test_store_growth_refuses_odd_sizes() -> None:
+    with pytest.raises(ValueError, match="multiple of 10"):
+        store_growth.run(steps=15)
+
+
+def test_scratch_directories_are_removed() -> None:
+    before = _scratch_dirs()
+    step_overhead.run(rounds=1, warmup=0)
+    assert not {name for name in _scratch_dirs() - before if name.startswith("step-overhead-")}
