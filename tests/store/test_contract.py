@@ -266,6 +266,16 @@ async def test_read_events_slices(store: Store) -> None:
     assert await store.event_count("missing") == 0
 
 
+async def test_read_lines_is_read_events_without_the_rows(store: Store) -> None:
+    await store.create_session(session("s1"))
+    await store.commit("s1", Commit(events=events(0, b"0", b"1", b"2", b"3", type="t")))
+    assert await store.read_lines("s1", 0, 4) == [b"0", b"1", b"2", b"3"]
+    assert await store.read_lines("s1", 1, 3) == [b"1", b"2"]
+    assert await store.read_lines("s1", 3, 100) == [b"3"]
+    assert await store.read_lines("s1", 4, 9) == []
+    assert await store.read_lines("missing", 0, 9) == []
+
+
 async def test_event_lines_round_trip_byte_for_byte(store: Store, backend: Backend) -> None:
     lines = [
         b"",

@@ -221,6 +221,10 @@ class Store(ABC):
         """Events with `start <= index < end` (to the tail when `end` is None), in order."""
 
     @abstractmethod
+    async def read_lines(self, session_id: str, start: int, end: int) -> list[bytes]:
+        """The NDJSON lines of the events with `start <= index < end`, in order (what a stream sends)."""
+
+    @abstractmethod
     async def event_count(self, session_id: str) -> int:
         """How many events the session has (the next index)."""
 

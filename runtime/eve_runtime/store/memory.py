@@ -270,6 +270,9 @@ class MemoryStore(Store):
             return []
         return session.events[max(start, 0) : end if end is None else max(end, 0)]
 
+    async def read_lines(self, session_id: str, start: int, end: int) -> list[bytes]:
+        return [row.line for row in await self.read_events(session_id, start, end)]
+
     async def event_count(self, session_id: str) -> int:
         self._check_open()
         session = self._sessions.get(session_id)

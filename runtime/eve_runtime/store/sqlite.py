@@ -225,6 +225,9 @@ class SqliteStore(Store):
     async def read_events(self, session_id: str, start: int = 0, end: int | None = None) -> list[EventRow]:
         return await self._read(ops.read_events, session_id, start, end)
 
+    async def read_lines(self, session_id: str, start: int, end: int) -> list[bytes]:
+        return await self._read(ops.read_lines, session_id, start, end)
+
     async def event_count(self, session_id: str) -> int:
         return await self._read(ops.event_count, session_id)
 

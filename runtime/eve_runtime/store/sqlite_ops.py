@@ -105,7 +105,15 @@ def read_events(conn: sqlite3.Connection, session_id: str, start: int, end: int 
         "SELECT idx, type, line FROM events WHERE session_id = ? AND idx >= ? AND idx < ? ORDER BY idx",
         (session_id, start, (1 << 62) if end is None else end),
     ).fetchall()
-    return [EventRow(row[0], row[1], bytes(row[2])) for row in rows]
+    return [EventRow(row[0], row[1], row[2]) for row in rows]  # BLOB columns already come back as bytes
+
+
+def read_lines(conn: sqlite3.Connection, session_id: str, start: int, end: int) -> list[bytes]:
+    """The lines of the events with `start <= index < end`, in order."""
+    rows = conn.execute(
+        "SELECT line FROM events WHERE session_id = ? AND idx >= ? AND idx < ? ORDER BY idx", (session_id, start, end)
+    ).fetchall()
+    return [row[0] for row in rows]
 
 
 def event_count(conn: sqlite3.Connection, session_id: str) -> int:
