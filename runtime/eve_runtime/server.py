@@ -1,0 +1,334 @@
+"""The HTTP API (`/eve/v1`, stream version 26): a starlette app over a started runtime.
+
+The app only translates HTTP to the runtime's calls and the store's reads: the engine never sees
+a request. It owns no lifecycle: whoever builds it (the `eve start`/`eve dev` server, a test)
+opens the store and starts the runtime before serving, and stops them afterwards.
+
+Every answer that is not an event stream is JSON with `cache-control: no-store`; every error is
+`{"ok": false, "error": "<message>", "code"?: "<code>"}`: unknown routes 404, wrong methods 405,
+and anything unexpected 500 with an `errorId` that is also logged with the traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+import anyio
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from eve_runtime.crashpoints import crashpoint
+from eve_runtime.ids import is_session_id
+from eve_runtime.info import agent_info
+from eve_runtime.manifest import Manifest
+from eve_runtime.openapi import openapi_document
+from eve_runtime.runtime import Runtime
+from eve_runtime.server_auth import Authenticator
+from eve_runtime.server_bodies import (
+    MAX_BODY_BYTES,
+    ApiError,
+    dump_json,
+    error_response,
+    json_response,
+    parse_object,
+    read_body,
+    validate_cancel,
+    validate_control,
+    validate_create,
+    validate_follow_up,
+    validate_reset,
+)
+from eve_runtime.server_stream import StreamOptions, StreamRegistry, open_stream, parse_stream_query
+from eve_runtime.store.base import SessionNotActive
+
+__all__ = ["TASK_PROTOCOL", "WORKFLOW_ID", "create_app"]
+
+logger = logging.getLogger("eve.server")
+
+Mode = Literal["development", "production"]
+Handler = Callable[[Request], Awaitable[Response]]
+
+WORKFLOW_ID = "workflow//eve//workflowEntry"
+TASK_PROTOCOL = 1
+
+
+def _not_active() -> ApiError:
+    return ApiError(409, "The session is no longer active.", "session_not_active")
+
+
+def _internal_error(message: str) -> Response:
+    error_id = uuid.uuid4().hex
+    logger.exception("%s (errorId %s)", message, error_id)
+    return json_response({"ok": False, "error": message, "code": "internal_error", "errorId": error_id}, 500)
+
+
+class _Api:
+    """The route handlers of one app."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        manifest: Manifest,
+        *,
+        mode: Mode,
+        auth: Authenticator,
+        max_body_bytes: int,
+        body_timeout: float,
+        reset_timeout: float,
+        stream_options: StreamOptions,
+    ) -> None:
+        self.runtime = runtime
+        self.auth = auth
+        self.max_body_bytes = max_body_bytes
+        self.body_timeout = body_timeout
+        self.reset_timeout = reset_timeout
+        self.stream_options = stream_options
+        self.streams = StreamRegistry()
+        self.info_body = dump_json(agent_info(manifest, mode=mode))
+        self.openapi_body = dump_json(openapi_document(mode=mode, max_body_bytes=max_body_bytes))
+
+    def endpoint(self, handler: Handler, *, guarded: bool = True, failure: str = "Internal server error.") -> Handler:
+        """Wrap a handler: auth first, `ApiError` as its JSON answer, anything else a logged 500."""
+
+        async def run(request: Request) -> Response:
+            try:
+                if guarded:
+                    refused = self.auth.check(request.scope)
+                    if refused is not None:
+                        raise ApiError(refused.status, refused.error, refused.code, headers=refused.headers)
+                return await handler(request)
+            except ApiError as exc:
+                return error_response(exc)
+            except Exception:  # answered as a 500 with an errorId, and logged
+                return _internal_error(failure)
+
+        return run
+
+    async def _body(self, request: Request) -> dict[str, Any] | None:
+        raw = await read_body(request, limit=self.max_body_bytes, timeout=self.body_timeout)
+        return parse_object(raw)
+
+    # -- routes ------------------------------------------------------------------------------
+
+    async def health(self, request: Request) -> Response:
+        response = json_response(
+            {"ok": True, "status": "ready", "workflowId": WORKFLOW_ID},
+            headers={"x-eve-task-protocol": str(TASK_PROTOCOL)},
+        )
+        if request.method == "HEAD":
+            response.body = b""  # headers (content-length included) as for GET, no body
+        return response
+
+    async def info(self, request: Request) -> Response:
+        return Response(
+            self.info_body,
+            headers={"cache-control": "no-store"},
+            media_type="application/json; charset=utf-8",
+        )
+
+    async def openapi(self, request: Request) -> Response:
+        return Response(
+            self.openapi_body,
+            headers={"cache-control": "no-store"},
+            media_type="application/json; charset=utf-8",
+        )
+
+    async def create(self, request: Request) -> Response:
+        body = validate_create(await self._body(request))
+        session = await self.runtime.create_session(
+            message=body.message, operation_id=body.operation_id, idempotency_key=body.idempotency_key
+        )
+        crashpoint("after-enqueue")  # durable, not acknowledged yet: the client must retry (create-once)
+        return json_response(
+            {"ok": True, "sessionId": session.id, "status": "accepted"},
+            202,
+            headers={"x-eve-session-id": session.id},
+        )
+
+    async def follow_up(self, request: Request) -> Response:
+        session_id = request.path_params["sessionId"]
+        body = validate_follow_up(await self._body(request))
+        if not is_session_id(session_id):
+            raise _not_active()
+        try:
+            delivery = await self.runtime.deliver(
+                session_id, body.kind, body.payload, idempotency_key=body.idempotency_key
+            )
+        except SessionNotActive:
+            raise _not_active() from None
+        crashpoint("after-enqueue")  # durable, not acknowledged yet: the client retries with its idempotency key
+        return json_response(
+            {"ok": True, "sessionId": session_id, "status": "accepted", "deliveryId": delivery.id},
+            202,
+            headers={"x-eve-session-id": session_id},
+        )
+
+    async def cancel(self, request: Request) -> Response:
+        session_id = request.path_params["sessionId"]
+        turn_id = validate_cancel(await self._body(request))
+        if is_session_id(session_id) and await self.runtime.cancel(session_id, turn_id):
+            return json_response({"ok": True, "sessionId": session_id, "status": "accepted"}, 202)
+        return json_response({"ok": True, "status": "no_active_turn"})
+
+    async def reset(self, request: Request) -> Response:
+        session_id = request.path_params["sessionId"]
+        reason = validate_reset(await self._body(request))
+        if not is_session_id(session_id):
+            return json_response({"ok": True, "status": "no_active_session"})
+        reset = True
+        with anyio.move_on_after(self.reset_timeout) as waiting:
+            reset = await self.runtime.reset(session_id, reason)
+        if waiting.cancelled_caught:
+            # The reset is durably queued and will be applied; it just took longer than we wait.
+            logger.warning(
+                "session %s: the reset was queued but not applied within %gs", session_id, self.reset_timeout
+            )
+        if not reset:
+            return json_response({"ok": True, "status": "no_active_session"})
+        return json_response({"ok": True, "previousSessionId": session_id, "status": "reset"})
+
+    def control(self, operation: str) -> Handler:
+        """Compact and clear: no-ops on inactive sessions; not built yet for active ones (501)."""
+
+        async def handle(request: Request) -> Response:
+            session_id = request.path_params["sessionId"]
+            validate_control(await self._body(request))
+            session = await self.runtime.store.get_session(session_id) if is_session_id(session_id) else None
+            if session is None or session.status != "active":
+                return json_response({"ok": True, "status": "no_active_session"})
+            raise ApiError(
+                501, f"{operation} a session is not supported yet by this version of eve.", "not_implemented"
+            )
+
+        return handle
+
+    async def stream(self, request: Request) -> Response:
+        query = parse_stream_query(request.query_params)
+        session_id = request.path_params["sessionId"]
+        return await open_stream(self.runtime.store, session_id, query, self.stream_options, self.streams)
+
+    def routes(self) -> list[Route]:
+        """The routes, in eve's order (`routes.DEFAULT_ROUTES`), plus the OpenAPI document."""
+        session = "/eve/v1/session/{sessionId}"
+        routes = [
+            Route("/eve/v1/health", self.endpoint(self.health, guarded=False), methods=["GET", "HEAD"]),
+            Route("/eve/v1/info", self.endpoint(self.info), methods=["GET"]),
+            Route("/eve/v1/openapi.json", self.endpoint(self.openapi), methods=["GET"]),
+            Route(
+                "/eve/v1/session", self.endpoint(self.create, failure="Failed to create the session."), methods=["POST"]
+            ),
+            Route(
+                session, self.endpoint(self.follow_up, failure="Failed to send the session message."), methods=["POST"]
+            ),
+            Route(
+                f"{session}/cancel", self.endpoint(self.cancel, failure="Failed to cancel the turn."), methods=["POST"]
+            ),
+            Route(f"{session}/compact", self.endpoint(self.control("Compacting")), methods=["POST"]),
+            Route(f"{session}/clear", self.endpoint(self.control("Clearing")), methods=["POST"]),
+            Route(
+                f"{session}/reset", self.endpoint(self.reset, failure="Failed to reset the session."), methods=["POST"]
+            ),
+            Route(f"{session}/stream", self.endpoint(self.stream), methods=["GET"]),
+        ]
+        for route in routes[1:]:
+            if route.methods is not None:
+                route.methods.discard("HEAD")  # starlette adds HEAD to GET routes; only health serves it
+        return routes
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's 404 and 405 (and any other HTTPException) as eve's JSON errors."""
+    assert isinstance(exc, HTTPException)
+    headers = dict(exc.headers or {})
+    where = f"[{request.method}] {request.url.path[:200]}"
+    if exc.status_code == 404:
+        return error_response(ApiError(404, f"Cannot find any route matching {where}.", "not_found"))
+    if exc.status_code == 405:
+        allowed = headers.get("Allow", "")
+        message = f"Method not allowed: {where}. Allowed: {allowed}."
+        return error_response(ApiError(405, message, "method_not_allowed", headers=headers))
+    return error_response(ApiError(exc.status_code, str(exc.detail), headers=headers))
+
+
+class _CatchAll:
+    """The last line: an exception that escaped everything else becomes a logged 500 JSON answer."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception:  # everything else: a logged 500
+            response = _internal_error("Internal server error.")
+            if not started:
+                await response(scope, receive, send)
+
+
+def create_app(
+    runtime: Runtime,
+    manifest: Manifest,
+    *,
+    mode: Mode,
+    auth: Authenticator,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    body_timeout: float = 30.0,
+    reset_timeout: float = 30.0,
+    stream_options: StreamOptions | None = None,
+) -> Starlette:
+    """The `/eve/v1` HTTP API over a runtime whose store is open and which is started (or will be).
+
+    Args:
+        runtime: The runtime that accepts deliveries; its store serves the streams.
+        manifest: The compiled manifest (with a root agent): `GET /eve/v1/info` describes it.
+        mode: `development` (`eve dev`) or `production` (`eve start`); reported by info.
+        auth: Who may use the guarded routes (every route but health):
+            [`LoopbackAuth`][eve_runtime.server_auth.LoopbackAuth] for `eve dev`,
+            [`BearerTokenAuth`][eve_runtime.server_auth.BearerTokenAuth] for `eve start`.
+        max_body_bytes: The largest request body (413 beyond; never buffered past it).
+        body_timeout: Seconds a client may take to send its body (408 after).
+        reset_timeout: Seconds a reset waits for the session to end before answering anyway.
+        stream_options: Heartbeat and lease timing of live streams.
+
+    Returns:
+        The app. `app.state.streams` ([`StreamRegistry`][eve_runtime.server_stream.StreamRegistry])
+        ends every live stream on `close_all()`, which a server calls when it shuts down.
+    """
+    api = _Api(
+        runtime,
+        manifest,
+        mode=mode,
+        auth=auth,
+        max_body_bytes=max_body_bytes,
+        body_timeout=body_timeout,
+        reset_timeout=reset_timeout,
+        stream_options=stream_options or StreamOptions(),
+    )
+    app = Starlette(
+        routes=api.routes(),
+        middleware=[Middleware(_CatchAll)],
+        exception_handlers={HTTPException: _http_error},
+    )
+    app.router.redirect_slashes = False
+    app.state.streams = api.streams
+    app.state.runtime = runtime
+    return app

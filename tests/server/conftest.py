@@ -1,0 +1,45 @@
+"""Fixtures of the server tests: one scaffolded, compiled test-model app per session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from eve_runtime.compiler import CompiledApp, compile_app
+from eve_runtime.manifest import Manifest
+from eve_runtime.runtime_agent import RuntimeAgent
+from tests.server.support import Harness, harness, scaffold_app
+
+
+@pytest.fixture(scope="session")
+def compiled_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CompiledApp]:
+    app_root = scaffold_app(tmp_path_factory.mktemp("server") / "weather-agent")
+    compiled = compile_app(app_root, write=False)
+    assert compiled.ok, compiled.diagnostics
+    yield compiled
+    compiled.loader.release()
+
+
+@pytest.fixture
+def agent(compiled_app: CompiledApp) -> RuntimeAgent:
+    assert compiled_app.root is not None
+    return compiled_app.root
+
+
+@pytest.fixture
+def manifest(compiled_app: CompiledApp) -> Manifest:
+    return compiled_app.manifest
+
+
+@pytest.fixture
+def api(agent: RuntimeAgent, manifest: Manifest) -> Iterator[Harness]:
+    """The app in development mode, for a TestClient treated as local."""
+    with harness(agent, manifest) as h:
+        yield h
+
+
+@pytest.fixture
+def app_root(compiled_app: CompiledApp) -> Path:
+    return compiled_app.paths.app_root
