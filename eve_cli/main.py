@@ -10,8 +10,10 @@ from typing import Annotated
 import typer
 
 from eve_cli.commands.build import build
+from eve_cli.commands.dev import dev
 from eve_cli.commands.info import info
 from eve_cli.commands.init import init
+from eve_cli.commands.start import start
 
 __all__ = ["app", "main"]
 
@@ -25,6 +27,8 @@ app = typer.Typer(
 app.command("init")(init)
 app.command("info")(info)
 app.command("build")(build)
+app.command("dev")(dev)
+app.command("start")(start)
 
 
 def _version(value: bool) -> None:

@@ -1,0 +1,87 @@
+"""`eve start`: serve the app in production mode (bearer-token auth, the local or Postgres world)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from eve_cli._console import err, fail, print_diagnostics
+
+__all__ = ["run_server", "start"]
+
+Mode = Literal["development", "production"]
+WORLDS = ("local", "postgres")
+
+
+def _configure_logging() -> None:
+    """Logs on stderr (stdout carries only the listening line): eve at INFO, libraries at WARNING."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    for name in ("eve", "eve_runtime"):
+        logging.getLogger(name).setLevel(logging.INFO)
+
+
+def _port(given: int | None, default: int) -> int:
+    if given is not None:
+        return given
+    raw = os.environ.get("PORT", "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) > 65535:
+        raise typer.BadParameter(f"PORT={raw!r} is not a port number (0-65535).", param_hint="'--port' / $PORT")
+    return int(raw)
+
+
+def _world(given: str | None) -> str:
+    world = given if given is not None else (os.environ.get("EVE_WORLD", "").strip() or "local")
+    if world not in WORLDS:
+        source = "--world" if given is not None else "$EVE_WORLD"
+        raise typer.BadParameter(f"{world!r} is not a world: choose local or postgres.", param_hint=source)
+    return world
+
+
+def run_server(
+    *, mode: Mode, host: str, port: int | None, default_port: int, world: str | None, database_url: str | None
+) -> None:
+    """Find the app, load its .env files, resolve the defaults and serve until stopped (shared with `eve dev`)."""
+    from eve_runtime.errors import CompileError, ProjectNotFoundError
+    from eve_runtime.project import find_app_root, load_env_files
+    from eve_runtime.serve import ServeError, serve
+
+    try:
+        app_root: Path = find_app_root()
+    except ProjectNotFoundError as exc:
+        fail(str(exc))
+    load_env_files(app_root)  # so PORT, EVE_WORLD and EVE_DATABASE_URL may come from .env too
+    resolved_port = _port(port, default_port)
+    resolved_world = _world(world)
+    url = database_url if database_url is not None else (os.environ.get("EVE_DATABASE_URL") or None)
+    _configure_logging()
+    try:
+        serve(app_root, mode=mode, host=host, port=resolved_port, world=resolved_world, database_url=url)
+    except CompileError as exc:
+        print_diagnostics(exc.diagnostics, err)
+        fail("The agent has errors, so it cannot be served. Fix them (see 'eve info') and start again.")
+    except ServeError as exc:
+        fail(str(exc))
+
+
+def start(
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[
+        int | None, typer.Option("--port", min=0, max=65535, help="Port (default: $PORT, else 3000; 0 picks one).")
+    ] = None,
+    world: Annotated[
+        str | None,
+        typer.Option("--world", help="Where sessions live: local or postgres (default: $EVE_WORLD, else local)."),
+    ] = None,
+    database_url: Annotated[
+        str | None, typer.Option("--database-url", help="Postgres connection string (default: $EVE_DATABASE_URL).")
+    ] = None,
+) -> None:
+    """Serve the agent in production: every route but health needs Authorization: Bearer $EVE_AUTH_TOKEN."""
+    run_server(mode="production", host=host, port=port, default_port=3000, world=world, database_url=database_url)
