@@ -221,16 +221,21 @@ class Runtime:
         if future is None:
             future = asyncio.get_running_loop().create_future()
             self._acks[delivery.id] = future
-        session = await self.store.get_session(session_id)
-        if session is not None and session.status != "active":
-            self.acknowledge(delivery.id)
-        await future
+        try:
+            session = await self.store.get_session(session_id)
+            if session is not None and session.status != "active":
+                self.acknowledge(delivery.id)
+            await future
+        finally:
+            self._acks.pop(delivery.id, None)
         return True
 
     # -- actors ------------------------------------------------------------------------------
 
     def _wake(self, session: SessionRecord) -> None:
         """Make sure an actor will look at the session: a running one does by itself."""
+        if self._stopping:
+            return  # the delivery is durable: the next process picks it up
         actor = self._actors.get(session.id)
         if actor is None:
             self._spawn(session)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
     from eve_runtime.actor import SessionActor
 
 __all__ = ["StepEnd", "TurnRunner"]
+
+logger = logging.getLogger("eve.turn")
 
 OUTPUT_SCHEMA_MESSAGE = "The agent could not produce a result matching the requested schema."
 CONTENT_FILTER_MESSAGE = "The model's response was blocked by the provider's content filter."
@@ -174,6 +177,15 @@ class TurnRunner:
             except StoreError:
                 raise  # the store is gone: the actor stops and recovery takes over
             except Exception as exc:  # a bug or a broken resolver: retried like any failed step
+                logger.warning(
+                    "session %s: step %d of %s failed (attempt %d): %s",
+                    actor.session_id,
+                    actor.turn.step_index,
+                    actor.turn.turn_id,
+                    attempt + 1,
+                    exc,
+                    exc_info=exc,
+                )
                 failure = _StepFailed("STEP_FAILED", f"{type(exc).__name__}: {exc}")
         assert failure is not None
         await self._finish_failed(failure)
