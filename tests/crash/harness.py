@@ -1,0 +1,321 @@
+"""Crash harness: a real `eve start` process killed with SIGKILL, a client history, and a checker.
+
+- `EveProcess` runs `eve start` on an app scaffolded from the default template (offline `test`
+  model) plus ledger tools that append one fsynced line per execution before returning.
+- `Client` records every HTTP operation as ok / fail / *indeterminate* (the connection broke
+  after the request was sent), Jepsen style, and retries indeterminate sends with their
+  idempotency key.
+- `check` reads every session twice from the start and verifies the invariants: no accepted
+  message lost or duplicated, no started tool call run twice (and no tool run without a durable
+  start record), identical event ids on every read, unique well-formed ids, exactly one terminal
+  event per turn, at most four attempts per step, nothing after the session ended.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[2]
+TOKEN = "crash-harness-token"
+EVENT_ID = re.compile(r"^evt_[0-9A-HJKMNP-TV-Z]{26}$")
+TERMINALS = ("turn.completed", "turn.failed", "turn.cancelled")
+
+LEDGER_TOOL = '''
+import json
+import os
+import time
+
+from eve_runtime import ToolContext
+
+
+def record(label: str, ctx: ToolContext, seconds: float = 0.0) -> dict:
+    """Record an effect in the ledger (then wait `seconds`)."""
+    line = json.dumps({"callId": ctx.call_id, "label": label, "session": ctx.session_id, "pid": os.getpid()})
+    fd = os.open(os.environ["EVE_LEDGER"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (line + "\\n").encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    time.sleep(seconds)
+    return {"recorded": label}
+'''
+
+
+def scaffold(root: Path) -> Path:
+    """An app from the default template on the `test` model, with the ledger tool."""
+    app = root / "app"
+    shutil.copytree(REPO / "templates" / "default", app)
+    for path in app.rglob("*"):
+        if path.is_file() and path.suffix in (".py", ".toml", ".md"):
+            text = path.read_text()
+            text = text.replace("{{model}}", "test").replace("{{name}}", "crash-app").replace("{{eve_version}}", "0")
+            path.write_text(text)
+    (app / "agent" / "tools" / "record.py").write_text(LEDGER_TOOL)
+    return app
+
+
+def eve_command() -> list[str]:
+    script = Path(sys.executable).with_name("eve")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "eve_cli"]
+
+
+class EveProcess:
+    """One `eve start` process at a time on the app; `kill()` is a real SIGKILL."""
+
+    def __init__(self, app: Path, ledger: Path) -> None:
+        self.app = app
+        self.ledger = ledger
+        self.process: subprocess.Popen[str] | None = None
+        self.url = ""
+        self.starts = 0
+
+    def start(self, crashpoint: str | None = None, *, timeout: float = 30.0) -> str:
+        env = {**os.environ, "EVE_AUTH_TOKEN": TOKEN, "EVE_LEDGER": str(self.ledger), "PYTHONUNBUFFERED": "1"}
+        env.pop("EVE_TEST_CRASHPOINT", None)
+        if crashpoint:
+            env["EVE_TEST_CRASHPOINT"] = crashpoint
+        self.process = subprocess.Popen(
+            [*eve_command(), "start", "--port", "0"],
+            cwd=self.app,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )
+        self.starts += 1
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError(f"eve start exited with {self.process.wait()} before listening")
+            match = re.search(r"eve listening on (http://\S+)", line)
+            if match:
+                self.url = match.group(1)
+                return self.url
+        raise RuntimeError("eve start did not print its listening line in time")
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def wait_dead(self, timeout: float = 10.0) -> bool:
+        """Wait for the process to end by itself (a crash point); True when it did."""
+        assert self.process is not None
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    def kill(self) -> None:
+        if self.process is not None:
+            if self.process.poll() is None:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+            self._close()
+        self.process = None
+
+    def _close(self) -> None:
+        if self.process is not None and self.process.stdout is not None:
+            self.process.stdout.close()
+
+    def stop(self) -> int:
+        """A graceful SIGTERM stop; returns the exit code."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGTERM)
+        code = self.process.wait(timeout=30)
+        self._close()
+        self.process = None
+        return code
+
+
+@dataclass
+class Operation:
+    """One client operation, Jepsen style: `ok`, `fail`, or `info` (indeterminate)."""
+
+    kind: str
+    session: str | None
+    key: str
+    outcome: str = "invoke"
+    delivery: str | None = None
+    status: int | None = None
+
+
+@dataclass
+class Client:
+    """Talks to whichever process is current; records every operation."""
+
+    server: EveProcess
+    history: list[Operation] = field(default_factory=list)
+    timeout: float = 10.0
+
+    def _http(self) -> httpx.Client:
+        return httpx.Client(
+            base_url=self.server.url, headers={"authorization": f"Bearer {TOKEN}"}, timeout=self.timeout
+        )
+
+    def create(self, operation_id: str, message: str | None = None) -> Operation:
+        body: dict[str, Any] = {"operationId": operation_id}
+        if message is not None:
+            body["message"] = message
+        op = Operation("create", None, operation_id)
+        self.history.append(op)
+        try:
+            with self._http() as http:
+                response = http.post("/eve/v1/session", json=body)
+        except httpx.TransportError:
+            op.outcome = "info"
+            return op
+        op.status = response.status_code
+        op.outcome = "ok" if response.status_code == 202 else "fail"
+        if op.outcome == "ok":
+            op.session = response.json()["sessionId"]
+        return op
+
+    def send(self, session: str, message: str, key: str, *, policy: str = "steer") -> Operation:
+        op = Operation("send", session, key)
+        self.history.append(op)
+        body = {"message": message, "idempotencyKey": key, "turnPolicy": policy}
+        try:
+            with self._http() as http:
+                response = http.post(f"/eve/v1/session/{session}", json=body)
+        except httpx.TransportError:
+            op.outcome = "info"
+            return op
+        op.status = response.status_code
+        op.outcome = "ok" if response.status_code == 202 else "fail"
+        if op.outcome == "ok":
+            op.delivery = response.json()["deliveryId"]
+        return op
+
+    def events(self, session: str) -> list[dict[str, Any]]:
+        with self._http() as http:
+            response = http.get(f"/eve/v1/session/{session}/stream", params={"follow": "false", "startIndex": "0"})
+        response.raise_for_status()
+        return [json.loads(line) for line in response.text.splitlines() if line.strip()]
+
+    def tail_index(self, session: str) -> int:
+        with self._http() as http:
+            response = http.get(f"/eve/v1/session/{session}/stream", params={"follow": "false", "startIndex": "-1"})
+        response.raise_for_status()
+        return int(response.headers["x-eve-stream-tail-index"])
+
+    def wait_quiet(
+        self, session: str, *, turns: int = 1, deliveries: set[str] | None = None, timeout: float = 30.0
+    ) -> list[dict[str, Any]]:
+        """Wait until `turns` turns have ended, every delivery in `deliveries` was received, and no turn is open."""
+        deadline = time.monotonic() + timeout
+        events: list[dict[str, Any]] = []
+        while time.monotonic() < deadline:
+            events = self.events(session)
+            started = sum(e["type"] == "turn.started" for e in events)
+            ended = sum(e["type"] in TERMINALS for e in events)
+            seen = {d for e in events if e["type"] == "message.received" for d in e["meta"]["deliveryIds"]}
+            settled = events and events[-1]["type"].startswith("session.") and ended >= started
+            if settled and ended >= turns and (deliveries or set()) <= seen:
+                return events
+            time.sleep(0.05)
+        raise AssertionError(f"session {session} did not settle: {[e['type'] for e in events][-12:]}")
+
+
+@dataclass
+class Report:
+    """Counters of the invariants (every one but `indeterminate` must be zero)."""
+
+    sessions: int = 0
+    turns: int = 0
+    events: int = 0
+    lost_acked: int = 0
+    duplicated_deliveries: int = 0
+    reexecuted_calls: int = 0
+    executions_without_start: int = 0
+    reread_mismatches: int = 0
+    bad_ids: int = 0
+    duplicate_ids: int = 0
+    unterminated_turns: int = 0
+    multi_terminal_turns: int = 0
+    steps_over_attempts: int = 0
+    events_after_end: int = 0
+    tail_mismatches: int = 0
+    indeterminate: int = 0
+    ledger_lines: int = 0
+    rerun_steps: int = 0
+    """Steps that started more than once (a kill interrupted them): evidence the kills landed mid-turn."""
+
+    def violations(self) -> dict[str, int]:
+        ignored = {"sessions", "turns", "events", "indeterminate", "ledger_lines", "rerun_steps"}
+        return {k: v for k, v in self.__dict__.items() if k not in ignored and v}
+
+
+def read_ledger(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def check(client: Client, sessions: list[str], ledger: Path) -> Report:
+    """Verify the invariants over every session's durable stream, the client history and the ledger."""
+    report = Report(sessions=len(sessions))
+    started_calls: set[tuple[str, str]] = set()  # (session, callId): call ids are unique per session only
+    for session in sessions:
+        events = client.events(session)
+        again = client.events(session)
+        report.events += len(events)
+        ids = [e["meta"]["id"] for e in events]
+        if ids != [e["meta"]["id"] for e in again]:
+            report.reread_mismatches += 1
+        report.bad_ids += sum(1 for i in ids if not EVENT_ID.match(i))
+        report.duplicate_ids += len(ids) - len(set(ids))
+        if events and client.tail_index(session) != len(events) - 1:
+            report.tail_mismatches += 1
+        turns: Counter[str] = Counter()
+        terminals: Counter[str] = Counter()
+        attempts: Counter[tuple[str, int]] = Counter()
+        received: Counter[str] = Counter()
+        ended = False
+        for event in events:
+            data = event["data"]
+            if ended:
+                report.events_after_end += 1
+            kind = event["type"]
+            if kind == "turn.started":
+                turns[data["turnId"]] += 1
+            elif kind in TERMINALS:
+                terminals[data["turnId"]] += 1
+            elif kind == "step.started":
+                attempts[(data["turnId"], data["stepIndex"])] += 1
+            elif kind == "message.received":
+                received[event["meta"]["deliveryIds"][-1]] += 1
+            elif kind == "actions.requested":
+                started_calls.update((session, a["callId"]) for a in data["actions"])
+            elif kind in ("session.completed", "session.failed"):
+                ended = True
+        report.turns += len(turns)
+        report.unterminated_turns += sum(1 for t in turns if terminals[t] == 0)
+        report.multi_terminal_turns += sum(1 for t in turns if terminals[t] > 1)
+        report.steps_over_attempts += sum(1 for n in attempts.values() if n > 4)
+        report.rerun_steps += sum(1 for n in attempts.values() if n > 1)
+        report.duplicated_deliveries += sum(1 for n in received.values() if n > 1)
+        acked = {op.delivery for op in client.history if op.session == session and op.delivery}
+        report.lost_acked += sum(1 for d in acked if received[d] == 0)
+    executions = Counter((line["session"], line["callId"]) for line in read_ledger(ledger))
+    report.ledger_lines = sum(executions.values())
+    report.reexecuted_calls = sum(1 for n in executions.values() if n > 1)
+    report.executions_without_start = sum(1 for call in executions if call not in started_calls)
+    report.indeterminate = sum(1 for op in client.history if op.outcome == "info")
+    return report

@@ -1,0 +1,127 @@
+"""kill -9 an `eve start` process at chosen and random moments; restart; check the invariants.
+
+CI-sized: a named crash point per interesting moment of a turn, then a few dozen random kills.
+`bench/crash_soak.py` runs the long version.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.crash.harness import Client, EveProcess, check, read_ledger, scaffold
+
+pytestmark = pytest.mark.scenario
+
+CRASH_CASES = [
+    ("after-enqueue", '/call record {"label": "a"}'),
+    ("after-turn-start", '/say hello\n/call record {"label": "a"}'),
+    ("during-model-call", '/delay 5\n/say thinking it over\n/call record {"label": "a"}'),
+    ("after-actions-requested", '/call record {"label": "a"}'),
+    ("after-tool-effect", '/call record {"label": "a"}\n/call record {"label": "b", "seconds": 0.2}'),
+    ("before-checkpoint", '/call record {"label": "a"}'),
+    ("before-turn-end", '/call record {"label": "a"}'),
+]
+
+
+@pytest.mark.parametrize(("crashpoint", "message"), CRASH_CASES, ids=[c for c, _ in CRASH_CASES])
+def test_kill_at_a_crash_point_then_recover(tmp_path: Path, crashpoint: str, message: str) -> None:
+    app = scaffold(tmp_path)
+    ledger = tmp_path / "ledger.ndjson"
+    server = EveProcess(app, ledger)
+    client = Client(server)
+    try:
+        server.start(crashpoint=crashpoint)
+        created = client.create("op-1", message)
+        assert server.wait_dead(), f"the process did not die at {crashpoint}"
+        server.kill()
+        server.start()
+        if created.outcome != "ok":  # the create's answer was lost with the process: retry it, create-once
+            created = client.create("op-1", message)
+        assert created.outcome == "ok" and created.session is not None
+        session = created.session
+        client.wait_quiet(session, turns=1)
+        follow_up = client.send(session, "/reply all good", "k-after")
+        assert follow_up.outcome == "ok"
+        events = client.wait_quiet(session, turns=2, deliveries={follow_up.delivery or ""})
+        report = check(client, [session], ledger)
+        assert report.violations() == {}, report
+        labels = [line["label"] for line in read_ledger(ledger)]
+        assert labels.count("a") <= 1 and labels.count("b") <= 1
+        assert events[-1]["type"] == "session.waiting"
+        final = [e for e in events if e["type"] == "message.completed"][-1]["data"]["message"]
+        assert final == "all good"
+    finally:
+        server.kill()
+
+
+def test_random_kills_keep_every_invariant(tmp_path: Path) -> None:
+    rng = random.Random(20261130)
+    app = scaffold(tmp_path)
+    ledger = tmp_path / "ledger.ndjson"
+    server = EveProcess(app, ledger)
+    client = Client(server, timeout=5.0)
+    kills = 12
+    try:
+        server.start()
+        sessions = []
+        for n in range(3):
+            op = client.create(f"op-{n}")
+            assert op.session is not None
+            sessions.append(op.session)
+        pending: list[tuple[str, str, str]] = []  # indeterminate sends to retry: (session, message, key)
+        for round_ in range(kills):
+            for n, session in enumerate(sessions):
+                key = f"k-{round_}-{n}"
+                seconds = rng.choice([0, 0, 0.05, 0.15])
+                message = f'/delay {rng.choice([0, 2, 10])}\n/call record {{"label": "{key}", "seconds": {seconds}}}'
+                op = client.send(session, message, key, policy="queue")
+                if op.outcome == "info":
+                    pending.append((session, message, key))
+            time.sleep(rng.uniform(0.0, 0.25))
+            server.kill()
+            server.start()
+            for session, message, key in list(pending):
+                if client.send(session, message, key, policy="queue").outcome == "ok":
+                    pending.remove((session, message, key))
+        for session in sessions:
+            acked = {op.delivery for op in client.history if op.session == session and op.delivery}
+            client.wait_quiet(session, turns=len(acked), deliveries={d for d in acked if d}, timeout=60)
+        report = check(client, sessions, ledger)
+        print(f"\nrandom kills: {kills}, {report}")
+        assert report.violations() == {}, report
+        assert report.turns >= kills  # the workload really ran between the kills
+    finally:
+        server.kill()
+
+
+def test_a_send_lost_after_it_was_stored_is_retried_without_a_duplicate(tmp_path: Path) -> None:
+    app = scaffold(tmp_path)
+    ledger = tmp_path / "ledger.ndjson"
+    server = EveProcess(app, ledger)
+    client = Client(server)
+    try:
+        server.start()
+        created = client.create("op-1", "hello")
+        assert created.session is not None
+        session = created.session
+        client.wait_quiet(session, turns=1)
+        server.kill()
+        server.start(crashpoint="after-enqueue")
+        lost = client.send(session, '/call record {"label": "once"}', "k-1")
+        assert lost.outcome == "info" and server.wait_dead()
+        server.kill()
+        server.start()
+        retried = client.send(session, '/call record {"label": "once"}', "k-1")
+        assert retried.outcome == "ok" and retried.delivery is not None
+        events = client.wait_quiet(session, turns=2, deliveries={retried.delivery})
+        received = [e for e in events if e["type"] == "message.received"]
+        assert [e["data"]["message"] for e in received] == ["hello", '/call record {"label": "once"}']
+        assert [line["label"] for line in read_ledger(ledger)] == ["once"]
+        report = check(client, [session], ledger)
+        assert report.violations() == {}, report
+    finally:
+        server.kill()
