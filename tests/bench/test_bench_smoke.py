@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench import concurrency, step_overhead, store_growth
+from bench import concurrency, recovery, step_overhead, store_growth, stream_throughput
 from bench._common import BENCH_DATA
 
 
@@ -64,3 +64,16 @@ def test_scratch_directories_are_removed() -> None:
     before = _scratch_dirs()
     step_overhead.run(rounds=1, warmup=0)
     assert not {name for name in _scratch_dirs() - before if name.startswith("step-overhead-")}
+
+
+def test_stream_throughput_runs() -> None:
+    figures = stream_throughput.run(events=300, runs=1)
+    assert figures["events"] == 300
+    assert figures["eve_per_s"] > 0 and figures["bare_per_s"] > 0
+
+
+@pytest.mark.scenario
+def test_recovery_runs() -> None:
+    figures = recovery.run(sessions=3, delay_ms=25)
+    assert figures["interrupted"] == 3
+    assert figures["not_resumed"] == 0
