@@ -13,11 +13,8 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP) ## Create .venv and install eve (editable) with the dev and postgres extras
 
-demo: $(STAMP) ## Scaffold an example agent in .eve/demo and run it end to end on the offline test model
-	rm -rf $(DEMO)
-	$(BIN)/eve init $(DEMO) --model test --non-interactive
-	cd $(DEMO) && $(abspath $(BIN))/eve info
-	cd $(DEMO) && $(abspath $(BIN))/eve build
+demo: $(STAMP) ## Scaffold an example agent in .eve/demo and run a real session end to end (offline test model)
+	$(BIN)/python scripts/demo.py
 
 test: $(STAMP) ## Run the test suite (offline; uses PostgreSQL at 127.0.0.1:5432 when present)
 	$(BIN)/pytest -q
@@ -36,7 +33,7 @@ typecheck: $(STAMP) ## mypy --strict over the package, the tests and the benchma
 check: lint typecheck test ## Lint, type-check and test
 
 bench: $(STAMP) ## Run the benchmarks (each prints a ratio against a baseline measured in the same run)
-	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+	@for f in bench/[!_]*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean: ## Remove the virtual environment and generated data
 	rm -rf $(VENV) .eve/demo .pytest_cache .mypy_cache .ruff_cache

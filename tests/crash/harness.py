@@ -169,38 +169,36 @@ class Client:
             base_url=self.server.url, headers={"authorization": f"Bearer {TOKEN}"}, timeout=self.timeout
         )
 
+    def _post(self, op: Operation, path: str, body: dict[str, Any]) -> dict[str, Any] | None:
+        """Record and send one POST; the JSON answer of a 202, else None."""
+        self.history.append(op)
+        try:
+            with self._http() as http:
+                response = http.post(path, json=body)
+        except httpx.TransportError:
+            op.outcome = "info"  # the request may or may not have been accepted
+            return None
+        op.status = response.status_code
+        op.outcome = "ok" if response.status_code == 202 else "fail"
+        answer: dict[str, Any] = response.json()
+        return answer if op.outcome == "ok" else None
+
     def create(self, operation_id: str, message: str | None = None) -> Operation:
         body: dict[str, Any] = {"operationId": operation_id}
         if message is not None:
             body["message"] = message
         op = Operation("create", None, operation_id)
-        self.history.append(op)
-        try:
-            with self._http() as http:
-                response = http.post("/eve/v1/session", json=body)
-        except httpx.TransportError:
-            op.outcome = "info"
-            return op
-        op.status = response.status_code
-        op.outcome = "ok" if response.status_code == 202 else "fail"
-        if op.outcome == "ok":
-            op.session = response.json()["sessionId"]
+        answer = self._post(op, "/eve/v1/session", body)
+        if answer is not None:
+            op.session = answer["sessionId"]
         return op
 
     def send(self, session: str, message: str, key: str, *, policy: str = "steer") -> Operation:
         op = Operation("send", session, key)
-        self.history.append(op)
         body = {"message": message, "idempotencyKey": key, "turnPolicy": policy}
-        try:
-            with self._http() as http:
-                response = http.post(f"/eve/v1/session/{session}", json=body)
-        except httpx.TransportError:
-            op.outcome = "info"
-            return op
-        op.status = response.status_code
-        op.outcome = "ok" if response.status_code == 202 else "fail"
-        if op.outcome == "ok":
-            op.delivery = response.json()["deliveryId"]
+        answer = self._post(op, f"/eve/v1/session/{session}", body)
+        if answer is not None:
+            op.delivery = answer["deliveryId"]
         return op
 
     def events(self, session: str) -> list[dict[str, Any]]:

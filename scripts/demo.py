@@ -1,0 +1,117 @@
+"""The README's first command: an example agent end to end on the offline `test` model.
+
+1. `eve init` scaffolds an app (the default template: a `get_weather` tool) in `.eve/demo`.
+2. `eve start` serves it on 127.0.0.1 (a free port) with a token.
+3. A session is created with a message that makes the model call the tool; the NDJSON event
+   stream is followed to `session.waiting` and the reply printed.
+4. Durability: a slow turn is killed mid-stream with SIGKILL, the server is started again, and
+   the same turn finishes (same turn id, the interrupted step run again).
+
+Run: `make demo` (or `.venv/bin/python scripts/demo.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO = REPO / ".eve" / "demo"
+TOKEN = "demo-token"
+EVE = [str(Path(sys.executable).with_name("eve"))]
+
+
+def start_server() -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "EVE_AUTH_TOKEN": TOKEN}
+    process = subprocess.Popen(
+        [*EVE, "start", "--port", "0"], cwd=DEMO, env=env, stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    match = re.search(r"eve listening on (http://\S+)", line)
+    if match is None:
+        process.kill()
+        raise SystemExit(f"eve start did not start: {line!r}")
+    print(f"  {line.strip()}")
+    return process, match.group(1)
+
+
+def events(client: httpx.Client, session: str) -> list[dict[str, Any]]:
+    response = client.get(f"/eve/v1/session/{session}/stream", params={"follow": "false"})
+    response.raise_for_status()
+    return [json.loads(line) for line in response.text.splitlines() if line.strip()]
+
+
+def follow_to_reply(client: httpx.Client, session: str, start: int = 0) -> list[dict[str, Any]]:
+    """Follow the live stream from `start` until the turn ends; print each event as it arrives."""
+    seen: list[dict[str, Any]] = []
+    with client.stream("GET", f"/eve/v1/session/{session}/stream", params={"startIndex": str(start)}) as stream:
+        for line in stream.iter_lines():
+            if not line.strip():
+                continue
+            event = json.loads(line)
+            seen.append(event)
+            data = event["data"]
+            detail = data.get("messageDelta") or data.get("message") or data.get("actions") or ""
+            print(f"    {event['type']:<22} {json.dumps(detail)[:70] if detail else ''}")
+            if event["type"] in ("session.waiting", "session.completed", "session.failed"):
+                break
+    return seen
+
+
+def reply(seen: list[dict[str, Any]]) -> str:
+    done = [e for e in seen if e["type"] == "message.completed" and e["data"]["finishReason"] != "tool-calls"]
+    return str(done[-1]["data"]["message"]) if done else ""
+
+
+def main() -> None:
+    shutil.rmtree(DEMO, ignore_errors=True)
+    print("1. eve init .eve/demo --model test")
+    subprocess.run([*EVE, "init", str(DEMO), "--model", "test", "-n"], check=True, stdout=subprocess.DEVNULL)
+    print("2. eve start (a real server on 127.0.0.1)")
+    server, url = start_server()
+    headers = {"authorization": f"Bearer {TOKEN}"}
+    try:
+        with httpx.Client(base_url=url, headers=headers, timeout=30) as client:
+            message = '/call get_weather {"city": "Paris"}'
+            print(f"3. POST /eve/v1/session {{'message': {message!r}}}, then follow the stream:")
+            session = client.post("/eve/v1/session", json={"message": message}).json()["sessionId"]
+            seen = follow_to_reply(client, session)
+            print(f"   reply: {reply(seen)}")
+
+            print("4. Durability: a slow turn, killed with SIGKILL mid-stream, then a restart")
+            slow = "/delay 150\n/reply " + " ".join(["the", "turn", "survives", "a", "kill", "-9"] * 3)
+            before = len(events(client, session))
+            client.post(f"/eve/v1/session/{session}", json={"message": slow})
+            time.sleep(1.0)
+            partial = [e for e in events(client, session)[before:] if e["type"] == "message.appended"]
+            print(f"   {len(partial)} text deltas streamed, then: kill -9")
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+            print("   eve start again:")
+            server, url = start_server()
+        with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
+            seen = follow_to_reply(client, session, before)
+            turns = {e["data"]["turnId"] for e in seen if "turnId" in e["data"]}
+            steps = [e["data"]["stepIndex"] for e in seen if e["type"] == "step.started"]
+            print(
+                f"   the same turn finished ({', '.join(sorted(turns))}; step.started indexes {steps}): {reply(seen)}"
+            )
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+    print(f"Done. The app is in {DEMO}; its sessions are in {DEMO / '.eve' / 'workflow-data'}.")
+
+
+if __name__ == "__main__":
+    main()
