@@ -22,7 +22,8 @@ from eve_runtime.dynamic import DynamicResolver
 from eve_runtime.emitter import Emitter
 from eve_runtime.messages import Message, MessageAdapter, UserMessage
 from eve_runtime.models.base import Finish, Model
-from eve_runtime.recovery import recover_steps
+from eve_runtime.parked import handle_while_parked
+from eve_runtime.recovery import recover_executed, recover_steps
 from eve_runtime.resolvers import DynamicContext, ResolverError, resolve_instructions, resolve_model_id
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.session_state import SessionState, TurnState
@@ -82,6 +83,8 @@ class SessionActor:
         self._unsaved: list[Message] = []
         """Messages of completed steps inside a checkpoint batch, saved with the batch's checkpoint."""
         self._inbox: list[DeliveryRecord] = []
+        self._deferred: set[str] = set()
+        """Deliveries that wait for the parked turn to end (stale answers)."""
         self._seen: set[str] = set()
         self._wakeup = asyncio.Event()
         self._loaded = loaded
@@ -110,13 +113,22 @@ class SessionActor:
                 return
             await self._recover()
             while not self.stopping:
-                if self.state.turn is not None:
+                turn = self.state.turn
+                if turn is not None and turn.awaiting is None:
                     await self._run_turn()
                     continue
-                if self._expired():
-                    await self._complete("completed")
-                    return
-                delivery = self._take(lambda d: True)
+                if turn is None:
+                    self._deferred.clear()  # answers that were stale now reach the model as a new turn
+                    if self._expired():
+                        await self._complete("completed")
+                        return
+                delivery = self._take(lambda d: d.id not in self._deferred)
+                if delivery is not None and turn is not None:
+                    if await handle_while_parked(self, delivery) == "deferred":
+                        self._deferred.add(delivery.id)
+                        self._inbox.append(delivery)
+                        self._inbox.sort(key=lambda d: d.seq)
+                    continue
                 if delivery is None:
                     self.closing = True  # from here on, the runtime starts a new actor for new deliveries
                     self.runtime.remember(
@@ -143,7 +155,8 @@ class SessionActor:
                 self._seen.add(delivery.id)
                 self._inbox.append(delivery)
         self._inbox.sort(key=lambda d: d.seq)
-        if self.state.turn is None and not self._inbox and not self._expired():
+        idle = self.state.turn is None or self.state.turn.awaiting is not None  # parked on a person: idle too
+        if idle and not self._inbox and not self._expired():
             if loaded is not None:
                 self.runtime.remember(self.session_id, loaded)
             return False
@@ -157,14 +170,26 @@ class SessionActor:
 
     async def _recover(self) -> None:
         turn = self.state.turn
-        if turn is None or self.emitter.next_index <= self.state.event_count:
+        if turn is None:
             return
-        rows = await self.store.read_events(self.session_id, self.state.event_count)
-        recovered = recover_steps(self.agent, turn.turn_id, [json.loads(r.line) for r in rows], turn.step_index)
+        events: list[dict[str, Any]] = []
+        if self.emitter.next_index > self.state.event_count:
+            rows = await self.store.read_events(self.session_id, self.state.event_count)
+            events = [json.loads(row.line) for row in rows]
+        executed: list[Message] = []
+        if turn.execute and turn.execute_started:
+            # Approved calls that may have started: never run again; recorded results kept.
+            executed = recover_executed(self.agent, turn.execute, events)
+            turn.execute = []
+            turn.execute_started = False
+        if not events and not executed:
+            return
+        recovered = recover_steps(self.agent, turn.turn_id, events, turn.step_index)
+        recovered.history[0:0] = executed
         for usage, cost in recovered.usage:
             self.state.usage.add(usage, cost)
         turn.step_index = recovered.next_step
-        if recovered.interrupted:
+        if recovered.interrupted or executed:
             turn.interruptions += 1
             logger.warning("session %s: turn %s resumed after an interruption", self.session_id, turn.turn_id)
         if recovered.replied:
@@ -206,7 +231,8 @@ class SessionActor:
             self.runner = None
             # Messages that reached the turn too late to join it start the next turns, in order.
             self._inbox[0:0] = runner.steering
-        if self.state.turn is not None and not self.stopping:
+        turn = self.state.turn
+        if turn is not None and turn.awaiting is None and not self.stopping:
             raise RuntimeError("the turn runner returned with the turn still open")
 
     def _route_to_turn(self, runner: TurnRunner) -> None:
@@ -214,7 +240,9 @@ class SessionActor:
         turn = self.state.turn
         keep: list[DeliveryRecord] = []
         for delivery in self._inbox:
-            if delivery.kind == "message" and delivery.payload.get("turnPolicy", "steer") == "steer":
+            if delivery.id in self._deferred:
+                keep.append(delivery)  # it waits for this turn to end
+            elif delivery.kind == "message" and delivery.payload.get("turnPolicy", "steer") == "steer":
                 runner.steer(delivery)
             elif delivery.kind == "cancel" and turn is not None:
                 target = delivery.payload.get("turnId")
@@ -279,6 +307,7 @@ class SessionActor:
         opening: list[Message] = []
         first = not state.started
         if first:
+            state.task_mode = delivery.payload.get("mode") == "task"
             state.started = True
             self.emit("session.started", {"runtime": self.runtime.runtime_info()})
             opening.extend(static_user_instructions(self.agent))
@@ -374,11 +403,13 @@ class SessionActor:
         self.emit("turn.failed", {**data, "sequence": turn.sequence, "terminal": False, "turnId": turn.turn_id})
         await self._close_turn(history, consumed=consumed)
 
-    async def end_turn_cancelled(self, *, history: Sequence[Message], cancel: DeliveryRecord | None) -> None:
+    async def end_turn_cancelled(
+        self, *, history: Sequence[Message], cancel: DeliveryRecord | None, consumed: Sequence[str] = ()
+    ) -> None:
         """`turn.cancelled` then `session.waiting`; stopped calls stay in history answered as cancelled."""
         turn = self.turn
         self.emit("turn.cancelled", {"sequence": turn.sequence, "turnId": turn.turn_id})
-        await self._close_turn(history, consumed=[cancel.id] if cancel is not None else [])
+        await self._close_turn(history, consumed=[*consumed, *([cancel.id] if cancel is not None else [])])
 
     async def _close_turn(self, history: Sequence[Message], *, consumed: Sequence[str] = ()) -> None:
         crashpoint("before-turn-end")

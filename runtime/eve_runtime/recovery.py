@@ -23,8 +23,9 @@ from typing import Any
 from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage
 from eve_runtime.models.base import Usage
 from eve_runtime.runtime_agent import RuntimeAgent
+from eve_runtime.session_state import CallRecord
 
-__all__ = ["ABANDONED_TEXT", "RecoveredSteps", "recover_steps"]
+__all__ = ["ABANDONED_TEXT", "RecoveredSteps", "recover_executed", "recover_steps"]
 
 ABANDONED_TEXT = (
     "This call was interrupted before its result was recorded, and it was not run again. It may or "
@@ -136,3 +137,17 @@ def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]
         and last.finish_reason not in (None, "tool-calls", "other")
     )
     return RecoveredSteps(history=history, next_step=next_step, interrupted=interrupted, usage=usage, replied=replied)
+
+
+def recover_executed(agent: RuntimeAgent, calls: list[CallRecord], events: list[dict[str, Any]]) -> list[Message]:
+    """Approved calls that may have run before a crash: their recorded results, or abandoned."""
+    results = {e["data"]["result"]["callId"]: e["data"] for e in events if e.get("type") == "action.result"}
+    messages: list[Message] = []
+    for call in calls:
+        recorded = results.get(call.id)
+        if recorded is None:
+            messages.append(ToolMessage(tool_call_id=call.id, name=call.name, content=ABANDONED_TEXT, is_error=True))
+        else:
+            content, is_error = _result_content(agent, call.name, recorded)
+            messages.append(ToolMessage(tool_call_id=call.id, name=call.name, content=content, is_error=is_error))
+    return messages

@@ -127,6 +127,11 @@ class Runtime:
 
     # -- what actors ask -------------------------------------------------------------------------
 
+    @property
+    def principal_id(self) -> str:
+        """Who answers prompts through this server (eve reports `local-dev` under `eve dev`)."""
+        return "local-dev" if self.mode == "development" else "token"
+
     def runtime_info(self) -> dict[str, Any]:
         """`session.started.data.runtime`."""
         return {"agentId": self.agent.name, "agentName": self.agent.name, "eveVersion": __version__}

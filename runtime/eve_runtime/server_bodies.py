@@ -375,7 +375,10 @@ def validate_create(body: Mapping[str, Any] | None) -> CreateRequest:
         return CreateRequest(message=None, operation_id=operation_id, idempotency_key=idempotency_key)
     if _given(body, "callback"):
         raise ApiError(400, CALLBACK, "not_implemented")
-    return CreateRequest(message=_message_payload(body), operation_id=operation_id, idempotency_key=idempotency_key)
+    message = _message_payload(body)
+    if body.get("mode") == "task":
+        message["mode"] = "task"  # the session runs without a person: budgets crossed fail instead of asking
+    return CreateRequest(message=message, operation_id=operation_id, idempotency_key=idempotency_key)
 
 
 def _input_responses(value: Any) -> list[dict[str, Any]]:

@@ -14,7 +14,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from eve_runtime.models.base import Usage
 
-__all__ = ["DynamicValue", "SessionState", "TurnState", "UsageTotals", "step_usage_wire"]
+__all__ = [
+    "Awaiting",
+    "CallRecord",
+    "DynamicValue",
+    "PendingRequest",
+    "SessionState",
+    "TurnState",
+    "UsageTotals",
+    "step_usage_wire",
+]
 
 STATE_VERSION = 1
 
@@ -75,6 +84,35 @@ class DynamicValue(_State):
     role: Literal["system", "user"] = "system"
 
 
+class CallRecord(_State):
+    """A tool call kept in the checkpoint (approved calls waiting to run)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class PendingRequest(_State):
+    """One open request for input (a tool approval), as `input.requested` showed it."""
+
+    request_id: str
+    kind: Literal["tool-approval", "session-limit"]
+    request: dict[str, Any]
+    """The `input.requested` entry, verbatim."""
+    call: CallRecord | None = None
+    option_id: str | None = None
+    """The answer so far (None while unanswered)."""
+    response: dict[str, Any] | None = None
+
+
+class Awaiting(_State):
+    """A turn parked on a person: the requests of one step, answered as a batch."""
+
+    step_index: int
+    """The step that raised the requests."""
+    requests: list[PendingRequest]
+
+
 class TurnState(_State):
     """The turn in progress."""
 
@@ -93,6 +131,12 @@ class TurnState(_State):
     """The model chosen for this turn by a dynamic resolver (turn.started)."""
     dynamic: dict[str, DynamicValue | None] = Field(default_factory=dict)
     """Turn-scoped dynamic instructions (turn.started resolvers), by resolver slug."""
+    awaiting: Awaiting | None = None
+    """Set while the turn is parked on a person."""
+    execute: list[CallRecord] = Field(default_factory=list)
+    """Approved calls to run at the start of the next step."""
+    execute_started: bool = False
+    """Whether those calls may have started (a crash then answers them as abandoned, never runs them again)."""
 
 
 class SessionState(_State):
@@ -111,3 +155,9 @@ class SessionState(_State):
     """The model chosen for the session by a dynamic resolver (session.started)."""
     dynamic: dict[str, DynamicValue | None] = Field(default_factory=dict)
     """Session-scoped dynamic instructions (session.started resolvers), by resolver slug."""
+    approved_tools: list[str] = Field(default_factory=list)
+    """Tools a person approved in this session (`once()` allows them afterwards)."""
+    limit_base: dict[str, float] = Field(default_factory=dict)
+    """Usage when a person last granted a fresh budget window, per budget (`input`, `output`, `cost`)."""
+    task_mode: bool = False
+    """A task-mode session runs without a person: it cannot ask, so a budget crossed fails the turn."""

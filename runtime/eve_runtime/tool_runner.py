@@ -9,7 +9,6 @@ raised, or returned an object with a non-empty string `code` and `message`.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import Executor
@@ -23,7 +22,7 @@ from eve_runtime.messages import ToolCall
 from eve_runtime.runtime_agent import RuntimeTool
 from eve_runtime.schema import ToolInputError
 
-__all__ = ["ToolOutcome", "cancelled_outcome", "run_tool"]
+__all__ = ["ToolOutcome", "cancelled_outcome", "refused_outcome", "run_tool"]
 
 OutcomeStatus = Literal["completed", "failed", "rejected", "cancelled"]
 PartialSink = Callable[[Any], None]
@@ -77,6 +76,29 @@ def _failure(call: ToolCall, code: str, message: str, *, name: str | None = None
         error={"code": code, "message": message, **({"name": name} if name else {})},
         is_error=True,
         error_name=name,
+    )
+
+
+DENIED_MESSAGE = "Tool execution was denied."
+IGNORED_MESSAGE = "Ignored because the user continued without responding."
+
+
+def refused_outcome(
+    call: ToolCall, *, request_id: str | None, status: Literal["denied", "ignored"], reason: str | None = None
+) -> ToolOutcome:
+    """A call that never ran: its approval was denied, or ignored when the person went on talking."""
+    code = "TOOL_EXECUTION_DENIED" if status == "denied" else "TOOL_EXECUTION_IGNORED"
+    message = (reason or DENIED_MESSAGE) if status == "denied" else IGNORED_MESSAGE
+    output: dict[str, Any] = {"code": code, "message": message, "tool": {"result": "not_run"}}
+    if request_id is not None:
+        output["approval"] = {"requestId": request_id, "status": status}
+    return ToolOutcome(
+        call=call,
+        status="rejected",
+        output=output,
+        model_content=message,
+        error={"code": code, "message": message},
+        is_error=True,
     )
 
 
@@ -177,8 +199,3 @@ def _drain_sync(generator: Iterator[Any], loop: asyncio.AbstractEventLoop, on_pa
         last = value
         partial = _partial(value)
         loop.call_soon_threadsafe(on_partial, partial)
-
-
-def is_generator(function: Callable[..., Any]) -> bool:
-    """Whether calling `function` returns a generator."""
-    return inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from eve_runtime.context import ToolContext
 from eve_runtime.conversation import REPLY_TOOL, build_request, unwrap_reply
 from eve_runtime.crashpoints import crashpoint
+from eve_runtime.limits import exceeded_limit
 from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from eve_runtime.models.base import (
     Finish,
@@ -36,9 +37,10 @@ from eve_runtime.models.base import (
     ToolCallStarted,
     ToolInputDelta,
 )
+from eve_runtime.parked import decide_calls, park_for_approval, park_for_limit
 from eve_runtime.session_state import step_usage_wire
 from eve_runtime.store.base import DeliveryRecord, StoreError
-from eve_runtime.tool_runner import ToolOutcome, cancelled_outcome, run_tool
+from eve_runtime.tool_runner import ToolOutcome, cancelled_outcome, refused_outcome, run_tool
 
 if TYPE_CHECKING:
     from eve_runtime.actor import SessionActor
@@ -56,6 +58,7 @@ class StepEnd(enum.Enum):
 
     CONTINUE = "continue"
     DONE = "done"
+    PARKED = "parked"
 
 
 class _Steered(Exception):
@@ -123,7 +126,7 @@ class TurnRunner:
     async def run(self) -> None:
         """Run steps until the turn ends, is cancelled, or the actor asks to stop at a boundary."""
         actor = self.actor
-        while actor.state.turn is not None:
+        while actor.state.turn is not None and actor.state.turn.awaiting is None:
             if self.cancel_requested:
                 await self._finish_cancelled([])
                 return
@@ -132,7 +135,7 @@ class TurnRunner:
             if self.steering:
                 await self._absorb_steering()
                 continue
-            if await self._step() is StepEnd.DONE:
+            if await self._step() in (StepEnd.DONE, StepEnd.PARKED):
                 return
 
     async def _absorb_steering(self) -> None:
@@ -158,6 +161,13 @@ class TurnRunner:
     async def _step(self) -> StepEnd:
         actor = self.actor
         options = actor.runtime.options
+        exceeded = exceeded_limit(actor.state, actor.agent.config.limits, is_root=True)
+        if exceeded is not None:
+            if actor.state.task_mode:  # nobody to ask: the model call fails
+                await self._finish_failed(_StepFailed(exceeded.code, exceeded.message))
+                return StepEnd.DONE
+            await park_for_limit(actor, actor.turn.step_index, exceeded)
+            return StepEnd.PARKED
         failure: _StepFailed | None = None
         for attempt in range(options.step_attempts):
             if attempt:
@@ -199,6 +209,8 @@ class TurnRunner:
         actor.emit("step.started", {"modelId": model_id, **self._step_coordinates(step_index)})
         self._output_started = False
         self._interrupt = None
+        if turn.execute:
+            await self._run_approved(step_index)
         try:
             result = await self._call_model(model, step_index)
         except _Steered:
@@ -261,15 +273,26 @@ class TurnRunner:
                     **coordinates,
                 },
             )
+        decisions = await decide_calls(actor, calls)
         await actor.flush()  # a call's start record is durable before the call runs
         crashpoint("after-actions-requested")
-        outcomes = await self._run_tools(calls, step_index)
+        runnable = [c for c in calls if decisions[c.id][0] in ("not-applicable", "approved")]
+        asking = [c for c in calls if decisions[c.id][0] == "user-approval"]
+        outcomes = await self._run_tools(runnable, step_index)
+        for call in calls:
+            decision, reason = decisions[call.id]
+            if decision == "denied":
+                outcomes[call.id] = refused_outcome(call, request_id=None, status="denied", reason=reason)
+                actor.emit("action.result", {**outcomes[call.id].result_event(call.name), **coordinates})
+        if self.cancel_requested:
+            for call in asking:
+                outcomes[call.id] = cancelled_outcome(call)
         assistant = AssistantMessage(content=result.text, reasoning=result.reasoning, tool_calls=tuple(result.calls))
         messages: list[Message] = [assistant]
         for call in result.calls:
             if call in reply_calls:
                 messages.append(ToolMessage(tool_call_id=call.id, name=call.name, content="Result recorded."))
-            else:
+            elif call.id in outcomes:
                 outcome = outcomes[call.id]
                 messages.append(
                     ToolMessage(
@@ -280,6 +303,10 @@ class TurnRunner:
             await self._finish_cancelled(messages)
             raise _Cancelled()
         actor.emit("step.completed", {"finishReason": "tool-calls", **coordinates, **usage})
+        if asking:
+            turn.step_index = step_index + 1
+            await park_for_approval(actor, step_index, asking, messages)
+            return StepEnd.PARKED
         if reply_calls:
             assert turn.output_schema is not None
             actor.emit(
@@ -297,6 +324,29 @@ class TurnRunner:
         # until then recovery rebuilds them from the events.
         actor.checkpoint_later(history=messages, checkpoint=boundary)
         return StepEnd.CONTINUE
+
+    async def _run_approved(self, step_index: int) -> None:
+        """Run the calls a person approved, first thing in the step after the approval."""
+        actor = self.actor
+        turn = actor.turn
+        calls = [ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in turn.execute]
+        if not turn.execute_started:
+            turn.execute_started = True  # from here on, a crash answers them as abandoned
+            actor.checkpoint_later()
+            await actor.flush()
+        outcomes = await self._run_tools(calls, step_index)
+        messages: list[Message] = [
+            ToolMessage(
+                tool_call_id=c.id, name=c.name, content=outcomes[c.id].model_content, is_error=outcomes[c.id].is_error
+            )
+            for c in calls
+        ]
+        turn.execute = []
+        turn.execute_started = False
+        if self.cancel_requested:
+            await self._finish_cancelled(messages)
+            raise _Cancelled()
+        actor.checkpoint_later(history=messages)
 
     # -- the model call ----------------------------------------------------------------------
 
