@@ -55,6 +55,19 @@ def record(label: str, ctx: ToolContext, seconds: float = 0.0) -> dict:
 '''
 
 
+GUARDED_TOOL = '''
+from eve_runtime import ToolContext, tool
+
+from .record import record
+
+
+@tool(needs_approval=True)
+def guarded(label: str, ctx: ToolContext, seconds: float = 0.0) -> dict:
+    """Record an effect, once a person approved it."""
+    return record(label, ctx, seconds)
+'''
+
+
 def scaffold(root: Path) -> Path:
     """An app from the default template on the `test` model, with the ledger tool."""
     app = root / "app"
@@ -65,6 +78,7 @@ def scaffold(root: Path) -> Path:
             text = text.replace("{{model}}", "test").replace("{{name}}", "crash-app").replace("{{eve_version}}", "0")
             path.write_text(text)
     (app / "agent" / "tools" / "record.py").write_text(LEDGER_TOOL)
+    (app / "agent" / "tools" / "guarded.py").write_text(GUARDED_TOOL)
     return app
 
 
@@ -154,6 +168,8 @@ class Operation:
     outcome: str = "invoke"
     delivery: str | None = None
     status: int | None = None
+    request_id: str | None = None
+    """For answers: the request they answer."""
 
 
 @dataclass
@@ -196,6 +212,14 @@ class Client:
     def send(self, session: str, message: str, key: str, *, policy: str = "steer") -> Operation:
         op = Operation("send", session, key)
         body = {"message": message, "idempotencyKey": key, "turnPolicy": policy}
+        answer = self._post(op, f"/eve/v1/session/{session}", body)
+        if answer is not None:
+            op.delivery = answer["deliveryId"]
+        return op
+
+    def respond(self, session: str, request_id: str, option: str, key: str) -> Operation:
+        op = Operation("respond", session, key, request_id=request_id)
+        body = {"inputResponses": [{"requestId": request_id, "optionId": option}], "idempotencyKey": key}
         answer = self._post(op, f"/eve/v1/session/{session}", body)
         if answer is not None:
             op.delivery = answer["deliveryId"]
@@ -285,6 +309,7 @@ def check(client: Client, sessions: list[str], ledger: Path) -> Report:
         terminals: Counter[str] = Counter()
         attempts: Counter[tuple[str, int]] = Counter()
         received: Counter[str] = Counter()
+        resolved: set[str] = set()
         ended = False
         for event in events:
             data = event["data"]
@@ -299,6 +324,8 @@ def check(client: Client, sessions: list[str], ledger: Path) -> Report:
                 attempts[(data["turnId"], data["stepIndex"])] += 1
             elif kind == "message.received":
                 received[event["meta"]["deliveryIds"][-1]] += 1
+            elif kind == "input.resolved":
+                resolved.update(r["requestId"] for r in data["resolutions"])
             elif kind == "actions.requested":
                 started_calls.update((session, a["callId"]) for a in data["actions"])
             elif kind in ("session.completed", "session.failed"):
@@ -309,8 +336,10 @@ def check(client: Client, sessions: list[str], ledger: Path) -> Report:
         report.steps_over_attempts += sum(1 for n in attempts.values() if n > 4)
         report.rerun_steps += sum(1 for n in attempts.values() if n > 1)
         report.duplicated_deliveries += sum(1 for n in received.values() if n > 1)
-        acked = {op.delivery for op in client.history if op.session == session and op.delivery}
-        report.lost_acked += sum(1 for d in acked if received[d] == 0)
+        sends = [op for op in client.history if op.session == session and op.delivery and op.kind == "send"]
+        report.lost_acked += sum(1 for op in sends if received[op.delivery or ""] == 0)
+        answers = [op for op in client.history if op.session == session and op.delivery and op.kind == "respond"]
+        report.lost_acked += sum(1 for op in answers if op.request_id not in resolved)
     executions = Counter((line["session"], line["callId"]) for line in read_ledger(ledger))
     report.ledger_lines = sum(executions.values())
     report.reexecuted_calls = sum(1 for n in executions.values() if n > 1)

@@ -125,3 +125,63 @@ def test_a_send_lost_after_it_was_stored_is_retried_without_a_duplicate(tmp_path
         assert report.violations() == {}, report
     finally:
         server.kill()
+
+
+def _parked_request(client: Client, session: str) -> str:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        events = client.events(session)
+        if events and events[-1]["type"] == "turn.waiting":
+            return str([e for e in events if e["type"] == "input.requested"][-1]["data"]["requests"][0]["requestId"])
+        time.sleep(0.05)
+    raise AssertionError("the turn never parked on its approval")
+
+
+def test_a_parked_approval_survives_kill_9_and_runs_once(tmp_path: Path) -> None:
+    app = scaffold(tmp_path)
+    ledger = tmp_path / "ledger.ndjson"
+    server = EveProcess(app, ledger)
+    client = Client(server)
+    try:
+        server.start()
+        created = client.create("op-1", '/call guarded {"label": "approved-once"}')
+        assert created.session is not None
+        session = created.session
+        request_id = _parked_request(client, session)
+        server.kill()  # parked: nothing runs, nothing is lost
+        server.start()
+        assert read_ledger(ledger) == []
+        answered = client.respond(session, request_id, "approve", "k-approve")
+        assert answered.outcome == "ok"
+        events = client.wait_quiet(session, turns=1)
+        assert [line["label"] for line in read_ledger(ledger)] == ["approved-once"]
+        assert sum(e["type"] == "turn.started" for e in events) == 1
+        assert check(client, [session], ledger).violations() == {}
+    finally:
+        server.kill()
+
+
+def test_a_kill_while_an_approved_call_runs_never_runs_it_again(tmp_path: Path) -> None:
+    app = scaffold(tmp_path)
+    ledger = tmp_path / "ledger.ndjson"
+    server = EveProcess(app, ledger)
+    client = Client(server)
+    try:
+        server.start()
+        created = client.create("op-1", '/call guarded {"label": "slow", "seconds": 5}')
+        assert created.session is not None
+        session = created.session
+        request_id = _parked_request(client, session)
+        client.respond(session, request_id, "approve", "k-approve")
+        deadline = time.monotonic() + 20
+        while not read_ledger(ledger) and time.monotonic() < deadline:  # the tool started (its effect is done)
+            time.sleep(0.02)
+        server.kill()
+        server.start()
+        events = client.wait_quiet(session, turns=1)
+        assert [line["label"] for line in read_ledger(ledger)] == ["slow"]
+        final = [e for e in events if e["type"] == "message.completed"][-1]["data"]["message"]
+        assert "interrupted before its result was recorded" in final
+        assert check(client, [session], ledger).violations() == {}
+    finally:
+        server.kill()
