@@ -508,3 +508,15 @@ def test_bad_frontmatter(text: str, line: int | None) -> None:
         parse_markdown(text)
     if line is not None:
         assert info.value.line == line
+
+
+def test_define_state_validates_its_arguments() -> None:
+    from eve_runtime import define_state
+
+    with pytest.raises(DefinitionError) as info:
+        define_state("", lambda: 0)
+    assert info.value.field == "name"
+    with pytest.raises(DefinitionError) as info:
+        define_state("x", 0)  # type: ignore[arg-type]
+    assert info.value.field == "initial"
+    assert define_state("x", lambda: 0).name == "x"

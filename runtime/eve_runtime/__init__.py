@@ -18,6 +18,7 @@ from eve_runtime.hooks import Hook, define_hook
 from eve_runtime.instructions import Instructions, define_instructions
 from eve_runtime.schedules import Schedule, define_schedule
 from eve_runtime.skills import Skill, define_skill
+from eve_runtime.state import StateError, StateHandle, define_state
 from eve_runtime.tools import DisabledTool, ToolOptions, disable_tool, tool
 
 __all__ = [
@@ -31,6 +32,8 @@ __all__ = [
     "Instructions",
     "Schedule",
     "Skill",
+    "StateError",
+    "StateHandle",
     "ToolContext",
     "ToolOptions",
     "UserError",
@@ -41,6 +44,7 @@ __all__ = [
     "define_instructions",
     "define_schedule",
     "define_skill",
+    "define_state",
     "disable_tool",
     "tool",
 ]

@@ -27,6 +27,7 @@ from eve_runtime.recovery import recover_executed, recover_steps
 from eve_runtime.resolvers import DynamicContext, ResolverError, resolve_instructions, resolve_model_id
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.session_state import SessionState, TurnState
+from eve_runtime.state import SessionValues
 from eve_runtime.store.base import DeliveryRecord, SessionRecord, SessionStatus
 from eve_runtime.turn import TurnRunner
 
@@ -81,6 +82,7 @@ class SessionActor:
         self.emitter = Emitter(self.store, session.id, 0, linger=runtime.options.flush_linger)
         self.runner: TurnRunner | None = None
         self._unsaved: list[Message] = []
+        self._values: SessionValues | None = None
         """Messages of completed steps inside a checkpoint batch, saved with the batch's checkpoint."""
         self._inbox: list[DeliveryRecord] = []
         self._deferred: set[str] = set()
@@ -266,6 +268,13 @@ class SessionActor:
             await self.commit(consumed=[delivery.id])  # a cancel with nothing to cancel, and the like
 
     # -- turns -------------------------------------------------------------------------------
+
+    @property
+    def values(self) -> SessionValues:
+        """The session's `define_state` values, as tools see them (saved with each checkpoint)."""
+        if self._values is None or self._values.values is not self.state.values:
+            self._values = SessionValues(self.state.values)
+        return self._values
 
     @property
     def turn(self) -> TurnState:

@@ -159,5 +159,7 @@ class SessionState(_State):
     """Tools a person approved in this session (`once()` allows them afterwards)."""
     limit_base: dict[str, float] = Field(default_factory=dict)
     """Usage when a person last granted a fresh budget window, per budget (`input`, `output`, `cost`)."""
+    values: dict[str, Any] = Field(default_factory=dict)
+    """`define_state` values, by name."""
     task_mode: bool = False
     """A task-mode session runs without a person: it cannot ask, so a budget crossed fails the turn."""

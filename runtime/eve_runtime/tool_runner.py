@@ -9,6 +9,7 @@ raised, or returned an object with a non-empty string `code` and `message`.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import Executor
@@ -21,6 +22,7 @@ from eve_runtime.context import ToolContext
 from eve_runtime.messages import ToolCall
 from eve_runtime.runtime_agent import RuntimeTool
 from eve_runtime.schema import ToolInputError
+from eve_runtime.state import SessionValues, session_values
 
 __all__ = ["ToolOutcome", "cancelled_outcome", "refused_outcome", "run_tool"]
 
@@ -143,6 +145,7 @@ async def run_tool(
     *,
     on_partial: PartialSink,
     executor: Executor | None = None,
+    values: SessionValues | None = None,
 ) -> ToolOutcome:
     """Run one call to completion (cancellation propagates to the caller)."""
     if tool is None or tool.function is None or tool.schema is None:
@@ -158,14 +161,18 @@ async def run_tool(
     function = tool.function
     loop = asyncio.get_running_loop()
     try:
-        if tool.schema.kind == "async":
-            output = await function(**kwargs)
-        elif tool.schema.kind == "sync":
-            output = await loop.run_in_executor(executor, lambda: function(**kwargs))
-        elif tool.schema.kind == "async-generator":
-            output = await _drain_async(function(**kwargs), on_partial)
-        else:
-            output = await loop.run_in_executor(executor, lambda: _drain_sync(function(**kwargs), loop, on_partial))
+        with session_values(values if values is not None else SessionValues({})):
+            copied = contextvars.copy_context()  # threads see the session's state too
+            if tool.schema.kind == "async":
+                output = await function(**kwargs)
+            elif tool.schema.kind == "sync":
+                output = await loop.run_in_executor(executor, copied.run, lambda: function(**kwargs))
+            elif tool.schema.kind == "async-generator":
+                output = await _drain_async(function(**kwargs), on_partial)
+            else:
+                output = await loop.run_in_executor(
+                    executor, copied.run, lambda: _drain_sync(function(**kwargs), loop, on_partial)
+                )
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a tool's failure is the model's information, never the turn's end

@@ -465,6 +465,7 @@ class TurnRunner:
                     context,
                     on_partial=partial_sink(call),
                     executor=actor.runtime.tool_executor,
+                    values=actor.values,
                 )
             )
             tasks[task] = call
