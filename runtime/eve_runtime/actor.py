@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from eve_runtime.conversation import client_context_entries, static_user_instructions
 from eve_runtime.crashpoints import crashpoint
+from eve_runtime.delegation import CHILD_PREFIX, cancel_tasks, settle_task, working_tasks
 from eve_runtime.dynamic import DynamicResolver
 from eve_runtime.emitter import Emitter
 from eve_runtime.messages import Message, MessageAdapter, UserMessage
@@ -26,9 +27,10 @@ from eve_runtime.parked import handle_while_parked
 from eve_runtime.recovery import recover_executed, recover_steps
 from eve_runtime.resolvers import DynamicContext, ResolverError, resolve_instructions, resolve_model_id
 from eve_runtime.runtime_agent import RuntimeAgent
-from eve_runtime.session_state import SessionState, TurnState
+from eve_runtime.session_state import ParentLink, SessionState, TurnState
 from eve_runtime.state import SessionValues
 from eve_runtime.store.base import DeliveryRecord, SessionRecord, SessionStatus
+from eve_runtime.task_flow import child_report, handle_while_waiting, next_wake, notify_parent, recover_tasks
 from eve_runtime.turn import TurnRunner
 
 if TYPE_CHECKING:
@@ -71,7 +73,9 @@ class SessionActor:
         self.runtime = runtime
         self.session = session
         self.session_id = session.id
-        self.agent: RuntimeAgent = runtime.agent
+        self.agent: RuntimeAgent = runtime.agent_for(session)
+        self.is_root = not session.agent.startswith(CHILD_PREFIX)
+        """A child session (a subagent's) never offers the built-in `agent` tool and reports to its parent."""
         self.store = runtime.store
         self.stopping = False
         self.closing = False
@@ -115,8 +119,10 @@ class SessionActor:
                 return
             await self._recover()
             while not self.stopping:
+                if self.state.notify is not None:
+                    await notify_parent(self)
                 turn = self.state.turn
-                if turn is not None and turn.awaiting is None:
+                if turn is not None and turn.awaiting is None and not turn.waiting_on_tasks:
                     await self._run_turn()
                     continue
                 if turn is None:
@@ -124,14 +130,23 @@ class SessionActor:
                     if self._expired():
                         await self._complete("completed")
                         return
+                elif turn.waiting_on_tasks and await handle_while_waiting(self, None) == "resumed":
+                    continue  # a task timed out, or the wait did
                 delivery = self._take(lambda d: d.id not in self._deferred)
                 if delivery is not None and turn is not None:
-                    if await handle_while_parked(self, delivery) == "deferred":
+                    if turn.awaiting is not None:
+                        handled = await handle_while_parked(self, delivery)
+                    else:
+                        handled = await handle_while_waiting(self, delivery)
+                    if handled == "deferred":
                         self._deferred.add(delivery.id)
                         self._inbox.append(delivery)
                         self._inbox.sort(key=lambda d: d.seq)
                     continue
                 if delivery is None:
+                    wake = next_wake(self)
+                    if wake is not None:
+                        self.runtime.schedule_wake(self.session_id, wake)
                     self.closing = True  # from here on, the runtime starts a new actor for new deliveries
                     self.runtime.remember(
                         self.session_id, LoadedSession(self.session, self.state, self.history, self.emitter.next_index)
@@ -157,8 +172,14 @@ class SessionActor:
                 self._seen.add(delivery.id)
                 self._inbox.append(delivery)
         self._inbox.sort(key=lambda d: d.seq)
-        idle = self.state.turn is None or self.state.turn.awaiting is not None  # parked on a person: idle too
-        if idle and not self._inbox and not self._expired():
+        turn = self.state.turn
+        # parked on a person or on tasks: idle too, unless a deadline passed
+        idle = turn is None or turn.awaiting is not None or turn.waiting_on_tasks
+        wake = next_wake(self)
+        due = wake is not None and wake <= self.runtime.options.clock()
+        if idle and not self._inbox and not self._expired() and not due and self.state.notify is None:
+            if wake is not None:
+                self.runtime.schedule_wake(self.session_id, wake)
             if loaded is not None:
                 self.runtime.remember(self.session_id, loaded)
             return False
@@ -186,6 +207,7 @@ class SessionActor:
             turn.execute_started = False
         if not events and not executed:
             return
+        recover_tasks(self, events)
         recovered = recover_steps(self.agent, turn.turn_id, events, turn.step_index)
         recovered.history[0:0] = executed
         for usage, cost in recovered.usage:
@@ -194,10 +216,12 @@ class SessionActor:
         if recovered.interrupted or executed:
             turn.interruptions += 1
             logger.warning("session %s: turn %s resumed after an interruption", self.session_id, turn.turn_id)
-        if recovered.replied:
+        if recovered.replied and not working_tasks(self.state):
             # The final reply was durable; only the turn's end was lost with the crash.
             await self.end_turn_completed(history=recovered.history)
             return
+        if recovered.replied:  # ... but its tasks still work: the turn waits for them
+            turn.waiting_on_tasks = True
         if turn.interruptions > self.runtime.options.max_interruptions:
             await self.end_turn_failed(
                 "STEP_INTERRUPTED",
@@ -231,10 +255,11 @@ class SessionActor:
             if not turn_task.done():
                 turn_task.cancel()
             self.runner = None
-            # Messages that reached the turn too late to join it start the next turns, in order.
-            self._inbox[0:0] = runner.steering
+            # Messages that reached the turn too late to join it start the next turns, in order;
+            # task reports it did not absorb go to the wait (or the idle session).
+            self._inbox = sorted([*runner.steering, *runner.task_results, *self._inbox], key=lambda d: d.seq)
         turn = self.state.turn
-        if turn is not None and turn.awaiting is None and not self.stopping:
+        if turn is not None and turn.awaiting is None and not turn.waiting_on_tasks and not self.stopping:
             raise RuntimeError("the turn runner returned with the turn still open")
 
     def _route_to_turn(self, runner: TurnRunner) -> None:
@@ -244,6 +269,8 @@ class SessionActor:
         for delivery in self._inbox:
             if delivery.id in self._deferred:
                 keep.append(delivery)  # it waits for this turn to end
+            elif delivery.kind == "task":
+                runner.task_results.append(delivery)
             elif delivery.kind == "message" and delivery.payload.get("turnPolicy", "steer") == "steer":
                 runner.steer(delivery)
             elif delivery.kind == "cancel" and turn is not None:
@@ -260,7 +287,10 @@ class SessionActor:
         self._inbox = keep
 
     async def _handle_idle(self, delivery: DeliveryRecord) -> None:
-        if delivery.kind in ("message", "responses"):
+        if delivery.kind == "task":  # a report after its turn ended (a task that was cancelled): nothing waits
+            message = settle_task(self, delivery.payload)
+            await self.commit(history=[message] if message is not None else [], consumed=[delivery.id])
+        elif delivery.kind in ("message", "responses"):
             await self._start_turn(delivery)
         elif delivery.kind == "reset":
             await self._reset(delivery)
@@ -309,6 +339,7 @@ class SessionActor:
             user_index=len(self.history),
             client_context=client_context_entries(delivery.payload.get("clientContext")),
             output_schema=delivery.payload.get("outputSchema"),
+            task_call=delivery.payload.get("taskCall"),
         )
         state.next_sequence = sequence + 1
         state.turn = turn
@@ -317,8 +348,26 @@ class SessionActor:
         first = not state.started
         if first:
             state.task_mode = delivery.payload.get("mode") == "task"
+            parent = delivery.payload.get("parent")
+            if isinstance(parent, dict):
+                state.parent = ParentLink(
+                    session_id=parent["sessionId"],
+                    task_id=parent["taskId"],
+                    name=parent["name"],
+                    call_id=parent["callId"],
+                    turn_id=parent["turnId"],
+                )
             state.started = True
-            self.emit("session.started", {"runtime": self.runtime.runtime_info()})
+            started: dict[str, Any] = {"runtime": self.runtime.runtime_info(self.agent)}
+            if state.parent is not None:
+                started["invocation"] = {
+                    "kind": "subagent",
+                    "name": state.parent.name,
+                    "parentCallId": state.parent.call_id,
+                    "parentSessionId": state.parent.session_id,
+                    "parentTurnId": state.parent.turn_id,
+                }
+            self.emit("session.started", started)
             opening.extend(static_user_instructions(self.agent))
             turn.user_index += len(opening)
         self.emit("turn.started", {"sequence": sequence, "turnId": turn.turn_id})
@@ -389,11 +438,12 @@ class SessionActor:
         """Count a finished model call in the session's totals."""
         self.state.usage.add(finish.usage, finish.cost_usd)
 
-    async def end_turn_completed(self, *, history: Sequence[Message]) -> None:
-        """`turn.completed` then `session.waiting`, with the turn's last messages."""
+    async def end_turn_completed(self, *, history: Sequence[Message], result: Any = None) -> None:
+        """`turn.completed` then `session.waiting`, with the turn's last messages (and its `outputSchema` result)."""
         turn = self.turn
         self.emit("turn.completed", {"sequence": turn.sequence, "turnId": turn.turn_id})
-        await self._close_turn(history)
+        report: dict[str, Any] = {"result": result} if result is not None else {}
+        await self._close_turn(history, status="completed", report=report)
 
     async def end_turn_failed(
         self,
@@ -406,28 +456,39 @@ class SessionActor:
     ) -> None:
         """`turn.failed` (not terminal: the session stays open) then `session.waiting`."""
         turn = self.turn
+        await cancel_tasks(self, reason="turn_failed")
         data: dict[str, Any] = {"code": code, "message": message}
         if details:
             data["details"] = details
         self.emit("turn.failed", {**data, "sequence": turn.sequence, "terminal": False, "turnId": turn.turn_id})
-        await self._close_turn(history, consumed=consumed)
+        await self._close_turn(
+            history, consumed=consumed, status="failed", report={"error": {"code": code, "message": message}}
+        )
 
     async def end_turn_cancelled(
         self, *, history: Sequence[Message], cancel: DeliveryRecord | None, consumed: Sequence[str] = ()
     ) -> None:
         """`turn.cancelled` then `session.waiting`; stopped calls stay in history answered as cancelled."""
         turn = self.turn
+        await cancel_tasks(self, reason="turn_cancelled")
         self.emit("turn.cancelled", {"sequence": turn.sequence, "turnId": turn.turn_id})
-        await self._close_turn(history, consumed=[*consumed, *([cancel.id] if cancel is not None else [])])
+        consumed = [*consumed, *([cancel.id] if cancel is not None else [])]
+        await self._close_turn(history, consumed=consumed, status="cancelled", report={})
 
-    async def _close_turn(self, history: Sequence[Message], *, consumed: Sequence[str] = ()) -> None:
+    async def _close_turn(
+        self, history: Sequence[Message], *, status: str, report: dict[str, Any], consumed: Sequence[str] = ()
+    ) -> None:
         crashpoint("before-turn-end")
         self.emit(
             "session.waiting",
             {"continuationToken": self.session_id, "usage": self.state.usage.wire(), "wait": "next-user-message"},
         )
+        if self.state.parent is not None and self.turn.task_call is not None:
+            self.state.notify = child_report(self, status, list(history), report)  # saved with this checkpoint
         self.state.turn = None
         await self.commit(history=history, consumed=consumed)
+        if self.state.notify is not None:
+            await notify_parent(self)
 
     # -- controls ----------------------------------------------------------------------------
 

@@ -77,9 +77,10 @@ BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
     BuiltinTool(
         "agent",
         "Delegate a task to a fresh copy of this agent and get its reply.",
-        _object({"message": _STRING, "agentId": _STRING}, ["message"]),
+        _object({"message": _STRING, "taskId": _STRING}, ["message"]),
         "default",
         root_only=True,
+        implemented=True,
     ),
     BuiltinTool(
         "task_cancel",
@@ -87,6 +88,7 @@ BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
         _object({"taskId": _STRING}, ["taskId"]),
         "default",
         optional=False,
+        implemented=True,
     ),
     BuiltinTool(
         "load_skill",

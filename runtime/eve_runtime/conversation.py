@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from eve_runtime.delegation import delegation_tools, task_tool_definitions
 from eve_runtime.messages import Message, SystemMessage, UserMessage
 from eve_runtime.models.base import ModelRequest, ModelSettings, ToolDefinition
 from eve_runtime.runtime_agent import RuntimeAgent
@@ -71,12 +72,16 @@ def _instruction_messages(agent: RuntimeAgent, state: SessionState, turn: TurnSt
     return messages
 
 
-def tool_definitions(agent: RuntimeAgent, turn: TurnState | None) -> list[ToolDefinition]:
-    """The tools offered on every call of the turn."""
+def tool_definitions(agent: RuntimeAgent, turn: TurnState | None, *, is_root: bool = True) -> list[ToolDefinition]:
+    """The tools offered on every call of the turn: authored, delegation and task tools, and `eve__reply`."""
     tools = [
         ToolDefinition(name=t.name, description=t.manifest.description, input_schema=t.manifest.input_schema)
         for t in agent.tools.values()
     ]
+    delegation = delegation_tools(agent, is_root=is_root)
+    tools.extend(definition for _node, definition in delegation.values())
+    if delegation:
+        tools.extend(task_tool_definitions())
     if turn is not None and turn.output_schema is not None:
         tools.append(reply_tool(turn.output_schema))
     return tools
@@ -87,6 +92,8 @@ def build_request(
     state: SessionState,
     history: Sequence[Message],
     settings: ModelSettings,
+    *,
+    is_root: bool = True,
 ) -> ModelRequest:
     """The request of the turn's next model call."""
     turn = state.turn
@@ -99,4 +106,4 @@ def build_request(
         messages.extend(history[split:])
     else:
         messages.extend(history)
-    return ModelRequest(messages=messages, tools=tool_definitions(agent, turn), settings=settings)
+    return ModelRequest(messages=messages, tools=tool_definitions(agent, turn, is_root=is_root), settings=settings)

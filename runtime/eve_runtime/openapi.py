@@ -181,6 +181,10 @@ def _session_parameter() -> JSON:
     }
 
 
+def _path_parameter(name: str, description: str) -> JSON:
+    return {"name": name, "in": "path", "required": True, "description": description, "schema": {"type": "string"}}
+
+
 def _body(schema: str, description: str) -> JSON:
     return {
         "required": False,
@@ -374,6 +378,23 @@ def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
                 },
                 mode,
                 parameters=_stream_parameters(),
+            )
+        },
+        f"{session}/subagents/{{callId}}/{{childSessionId}}/stream": {
+            "get": _operation(
+                "streamSubagentSession",
+                "A subagent's session stream, by the parent session and the call that opened it.",
+                {
+                    "200": _stream_ok(),
+                    "400": _error("`startIndex` is not an integer."),
+                    "404": _error("Session not found (or not a child this call opened)."),
+                },
+                mode,
+                parameters=[
+                    *_stream_parameters(),
+                    _path_parameter("callId", "The parent's call that opened the child (`agent.started.callId`)."),
+                    _path_parameter("childSessionId", "The child session (`agent.started.sessionId`)."),
+                ],
             )
         },
     }

@@ -90,7 +90,11 @@ def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]
         elif kind == "actions.requested":
             for action in data.get("actions", []):
                 step.calls.append(
-                    ToolCall(id=action["callId"], name=action["toolName"], arguments=action.get("input", {}))
+                    ToolCall(
+                        id=action["callId"],
+                        name=action.get("toolName") or action.get("name", ""),
+                        arguments=action.get("input", {}),
+                    )
                 )
         elif kind == "action.result":
             step.results[data["result"]["callId"]] = data

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_ROUTES", "MESSAGING", "Route"]
+__all__ = ["DEFAULT_ROUTES", "MESSAGING", "SUBAGENT_STREAM", "Route"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,9 @@ DEFAULT_ROUTES: tuple[Route, ...] = (
     Route("reset-session", "POST", "/eve/v1/session/:sessionId/reset"),
     Route("session-stream", "GET", "/eve/v1/session/:sessionId/stream"),
 )
+
+SUBAGENT_STREAM = Route("subagent-stream", "GET", "/eve/v1/session/:sessionId/subagents/:callId/:childSessionId/stream")
+"""A child session's stream, reached through its parent (served, but not among eve's listed routes)."""
 
 MESSAGING = {
     "create": "POST /eve/v1/session",

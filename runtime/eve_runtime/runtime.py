@@ -8,6 +8,7 @@ it starts, fires session timeouts from a single timer, and stops at step boundar
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import heapq
 import logging
 import time
@@ -19,10 +20,14 @@ from typing import Any, Literal
 
 from eve_runtime._version import __version__
 from eve_runtime.actor import LoadedSession, SessionActor
+from eve_runtime.config import DEFAULT_SUBAGENT_TIMEOUT_MS
+from eve_runtime.delegation import AGENT_TOOL, CHILD_PREFIX
 from eve_runtime.ids import new_delivery_id, new_session_id
+from eve_runtime.messages import ToolCall
 from eve_runtime.models import resolve_model
 from eve_runtime.models.base import Model
 from eve_runtime.runtime_agent import RuntimeAgent
+from eve_runtime.sources import ROOT_NODE_ID
 from eve_runtime.store.base import (
     DeliveryKind,
     DeliveryRecord,
@@ -132,9 +137,10 @@ class Runtime:
         """Who answers prompts through this server (eve reports `local-dev` under `eve dev`)."""
         return "local-dev" if self.mode == "development" else "token"
 
-    def runtime_info(self) -> dict[str, Any]:
-        """`session.started.data.runtime`."""
-        return {"agentId": self.agent.name, "agentName": self.agent.name, "eveVersion": __version__}
+    def runtime_info(self, agent: RuntimeAgent | None = None) -> dict[str, Any]:
+        """`session.started.data.runtime` for a session of `agent` (the root agent by default)."""
+        name = (agent or self.agent).name
+        return {"agentId": name, "agentName": name, "eveVersion": __version__}
 
     def model(self, model_id: str) -> Model:
         """The model for an id (created once per runtime)."""
@@ -150,12 +156,72 @@ class Runtime:
         if future is not None and not future.done():
             future.set_result(None)
 
+    # -- agents and children ------------------------------------------------------------------
+
+    def agent_for(self, session: SessionRecord) -> RuntimeAgent:
+        """The agent a session runs: the root agent, or the one a child session was created for."""
+        if session.agent.startswith(CHILD_PREFIX):
+            return self.agent_for_node(session.agent.removeprefix(CHILD_PREFIX))
+        return self.agent
+
+    def agent_for_node(self, node_id: str) -> RuntimeAgent:
+        """An agent by node id (`agent` is the built-in copy of the root agent)."""
+        if node_id in (ROOT_NODE_ID, AGENT_TOOL):
+            return self.agent
+        for candidate in self.agent.walk():
+            if candidate.manifest.node_id == node_id:
+                return candidate
+        raise KeyError(f"no agent {node_id!r} in this app")
+
+    def delegation_timeout(self, node_id: str) -> float | None:
+        """Seconds one delegated call to `node_id` may take (its `timeout`, 2 hours by default)."""
+        timeout = self.agent_for_node(node_id).config.timeout
+        if timeout is False:
+            return None
+        return (timeout if timeout is not None else DEFAULT_SUBAGENT_TIMEOUT_MS) / 1000
+
+    async def create_child(self, parent: SessionActor, node_id: str, task_id: str, call: ToolCall, message: str) -> str:
+        """Create (once per call) the child session of a task, with its first message; returns its id."""
+        turn = parent.turn
+        link = {
+            "sessionId": parent.session_id,
+            "taskId": task_id,
+            "name": call.name,
+            "callId": call.id,
+            "turnId": turn.turn_id,
+        }
+        record = dataclasses.replace(
+            self.new_record(operation_id=f"task:{parent.session_id}:{call.id}", agent=self.agent_for_node(node_id)),
+            agent=CHILD_PREFIX + node_id,
+        )
+        payload = {"message": message, "parent": link, "taskCall": call.id, "turnPolicy": "queue"}
+        first = NewDelivery(id=new_delivery_id(), kind="message", payload=payload)
+        session, created = await self.store.create_session(record, first)
+        if created:
+            self._schedule_deadline(session)
+            self._wake(session)
+        return session.id
+
+    async def send_to_child(self, child_id: str, call: ToolCall, message: str) -> bool:
+        """Give an idle child another message for `call`; False when its session has ended."""
+        payload = {"message": message, "turnPolicy": "queue", "taskCall": call.id}
+        try:
+            await self.deliver(child_id, "message", payload, idempotency_key=f"task-call:{call.id}")
+        except SessionNotActive:
+            return False
+        return True
+
+    def schedule_wake(self, session_id: str, at: float) -> None:
+        """Wake the session's actor at `at` (a task or a wait timing out)."""
+        heapq.heappush(self._deadlines, (at, session_id))
+        self._deadline_changed.set()
+
     # -- sessions --------------------------------------------------------------------------------
 
-    def new_record(self, *, operation_id: str | None = None) -> SessionRecord:
-        """A session record for this agent, with its deadline."""
+    def new_record(self, *, operation_id: str | None = None, agent: RuntimeAgent | None = None) -> SessionRecord:
+        """A session record for this agent (or `agent`), with its deadline."""
         now = self.options.clock()
-        timeout = self.agent.config.limits.session_timeout_ms
+        timeout = (agent or self.agent).config.limits.session_timeout_ms
         deadline = now + timeout / 1000 if timeout is not False else None
         return SessionRecord(
             id=new_session_id(),

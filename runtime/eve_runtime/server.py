@@ -11,6 +11,7 @@ and anything unexpected 500 with an `errorId` that is also logged with the trace
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -46,7 +47,7 @@ from eve_runtime.server_bodies import (
     validate_follow_up,
     validate_reset,
 )
-from eve_runtime.server_stream import StreamOptions, StreamRegistry, open_stream, parse_stream_query
+from eve_runtime.server_stream import SESSION_NOT_FOUND, StreamOptions, StreamRegistry, open_stream, parse_stream_query
 from eve_runtime.store.base import SessionNotActive
 
 __all__ = ["TASK_PROTOCOL", "WORKFLOW_ID", "create_app"]
@@ -215,6 +216,20 @@ class _Api:
         session_id = request.path_params["sessionId"]
         return await open_stream(self.runtime.store, session_id, query, self.stream_options, self.streams)
 
+    async def child_stream(self, request: Request) -> Response:
+        """A subagent's stream, reached through its parent (404 unless the call opened that child)."""
+        parent = request.path_params["sessionId"]
+        child = request.path_params["childSessionId"]
+        query = parse_stream_query(request.query_params)
+        first = await self.runtime.store.read_events(child, 0, 1) if is_session_id(child) else []
+        invocation = json.loads(first[0].line).get("data", {}).get("invocation", {}) if first else {}
+        if (invocation.get("parentSessionId"), invocation.get("parentCallId")) != (
+            parent,
+            request.path_params["callId"],
+        ):
+            raise ApiError(404, SESSION_NOT_FOUND)
+        return await open_stream(self.runtime.store, child, query, self.stream_options, self.streams)
+
     def routes(self) -> list[Route]:
         """The routes, in eve's order (`routes.DEFAULT_ROUTES`), plus the OpenAPI document."""
         session = "/eve/v1/session/{sessionId}"
@@ -237,6 +252,11 @@ class _Api:
                 f"{session}/reset", self.endpoint(self.reset, failure="Failed to reset the session."), methods=["POST"]
             ),
             Route(f"{session}/stream", self.endpoint(self.stream), methods=["GET"]),
+            Route(
+                f"{session}/subagents/{{callId}}/{{childSessionId}}/stream",
+                self.endpoint(self.child_stream),
+                methods=["GET"],
+            ),
         ]
         for route in routes[1:]:
             if route.methods is not None:

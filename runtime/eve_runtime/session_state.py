@@ -18,8 +18,10 @@ __all__ = [
     "Awaiting",
     "CallRecord",
     "DynamicValue",
+    "ParentLink",
     "PendingRequest",
     "SessionState",
+    "TaskState",
     "TurnState",
     "UsageTotals",
     "step_usage_wire",
@@ -113,6 +115,34 @@ class Awaiting(_State):
     requests: list[PendingRequest]
 
 
+class TaskState(_State):
+    """A task this session started: a subagent working in a child session."""
+
+    task_id: str
+    name: str
+    """The tool that started it (the subagent's name, or `agent`)."""
+    kind: Literal["agent"] = "agent"
+    node_id: str
+    """The agent the child session runs (`subagents/researcher`, or `agent` for a copy of this one)."""
+    child_session_id: str
+    call_id: str
+    """The call that gave it its current work."""
+    turn_id: str
+    status: Literal["working", "idle"] = "working"
+    deadline: float | None = None
+    """When the current work times out (seconds since the epoch)."""
+
+
+class ParentLink(_State):
+    """For a child session: the session and task it works for."""
+
+    session_id: str
+    task_id: str
+    name: str
+    call_id: str
+    turn_id: str
+
+
 class TurnState(_State):
     """The turn in progress."""
 
@@ -137,6 +167,13 @@ class TurnState(_State):
     """Approved calls to run at the start of the next step."""
     execute_started: bool = False
     """Whether those calls may have started (a crash then answers them as abandoned, never runs them again)."""
+    task_call: str | None = None
+    """In a child session: the parent's call this turn works for (its report names it)."""
+    waiting_on_tasks: bool = False
+    """Parked until a task settles (or a message arrives): no turn ends while a task works."""
+    wait_call: CallRecord | None = None
+    """An `eve__task_wait` call the wait answers."""
+    wait_deadline: float | None = None
 
 
 class SessionState(_State):
@@ -159,6 +196,14 @@ class SessionState(_State):
     """Tools a person approved in this session (`once()` allows them afterwards)."""
     limit_base: dict[str, float] = Field(default_factory=dict)
     """Usage when a person last granted a fresh budget window, per budget (`input`, `output`, `cost`)."""
+    tasks: dict[str, TaskState] = Field(default_factory=dict)
+    tasks_note: str | None = None
+    """The last `[Tasks]` note the model was given (a new one is added when it changes)."""
+    parent: ParentLink | None = None
+    notify: dict[str, Any] | None = None
+    """A task result not yet delivered to the parent session (delivered again after a crash)."""
+    usage_reported: UsageTotals = Field(default_factory=UsageTotals)
+    """The usage already reported to the parent (a child adds only what is new)."""
     values: dict[str, Any] = Field(default_factory=dict)
     """`define_state` values, by name."""
     task_mode: bool = False

@@ -24,6 +24,15 @@ from typing import TYPE_CHECKING, Any
 from eve_runtime.context import ToolContext
 from eve_runtime.conversation import REPLY_TOOL, build_request, unwrap_reply
 from eve_runtime.crashpoints import crashpoint
+from eve_runtime.delegation import (
+    TASK_CANCEL,
+    TASK_WAIT,
+    action_entry,
+    delegation_tools,
+    presentation_label,
+    run_task_call,
+    working_tasks,
+)
 from eve_runtime.limits import exceeded_limit
 from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from eve_runtime.models.base import (
@@ -40,6 +49,7 @@ from eve_runtime.models.base import (
 from eve_runtime.parked import decide_calls, park_for_approval, park_for_limit
 from eve_runtime.session_state import step_usage_wire
 from eve_runtime.store.base import DeliveryRecord, StoreError
+from eve_runtime.task_flow import absorb_results, note_tasks, park_on_tasks
 from eve_runtime.tool_runner import ToolOutcome, cancelled_outcome, refused_outcome, run_tool
 
 if TYPE_CHECKING:
@@ -91,6 +101,8 @@ class TurnRunner:
     def __init__(self, actor: SessionActor) -> None:
         self.actor = actor
         self.steering: list[DeliveryRecord] = []
+        self.task_results: list[DeliveryRecord] = []
+        """Task reports that arrived while a step ran: they settle at the next step boundary."""
         self.cancel_delivery: DeliveryRecord | None = None
         self.cancel_requested = False
         self._output_started = False
@@ -100,6 +112,8 @@ class TurnRunner:
         self._tool_names: dict[str, str] = {}
         self._batch_size = actor.agent.config.experimental.workflow.model_calls_per_step
         self._batch_start = actor.state.turn.step_index if actor.state.turn is not None else 0
+        self._delegation = delegation_tools(actor.agent, is_root=actor.is_root)
+        self._task_tools = {*self._delegation, TASK_WAIT, TASK_CANCEL} if self._delegation else set()
 
     # -- called by the actor ------------------------------------------------------------------
 
@@ -126,7 +140,7 @@ class TurnRunner:
     async def run(self) -> None:
         """Run steps until the turn ends, is cancelled, or the actor asks to stop at a boundary."""
         actor = self.actor
-        while actor.state.turn is not None and actor.state.turn.awaiting is None:
+        while (turn := actor.state.turn) is not None and turn.awaiting is None and not turn.waiting_on_tasks:
             if self.cancel_requested:
                 await self._finish_cancelled([])
                 return
@@ -135,6 +149,8 @@ class TurnRunner:
             if self.steering:
                 await self._absorb_steering()
                 continue
+            absorb_results(actor, self.task_results)
+            note_tasks(actor)
             if await self._step() in (StepEnd.DONE, StepEnd.PARKED):
                 return
 
@@ -161,7 +177,7 @@ class TurnRunner:
     async def _step(self) -> StepEnd:
         actor = self.actor
         options = actor.runtime.options
-        exceeded = exceeded_limit(actor.state, actor.agent.config.limits, is_root=True)
+        exceeded = exceeded_limit(actor.state, actor.agent.config.limits, is_root=actor.is_root)
         if exceeded is not None:
             if actor.state.task_mode:  # nobody to ask: the model call fails
                 await self._finish_failed(_StepFailed(exceeded.code, exceeded.message))
@@ -241,6 +257,14 @@ class TurnRunner:
         )
         actor.emit("step.completed", {"finishReason": finish.reason, **self._step_coordinates(step_index), **usage})
         reply = AssistantMessage(content=result.text, reasoning=result.reasoning)
+        if working_tasks(actor.state) or self.task_results:  # no turn ends while one of its tasks works
+            turn.step_index = step_index + 1
+            actor.checkpoint_later(history=[reply])
+            absorb_results(actor, self.task_results)
+            if not working_tasks(actor.state):
+                return StepEnd.CONTINUE  # the results arrived meanwhile: the model reads them next
+            await park_on_tasks(actor, [])
+            return StepEnd.PARKED
         if turn.output_schema is not None:
             actor.emit(
                 "step.failed",
@@ -260,25 +284,24 @@ class TurnRunner:
         turn = actor.turn
         coordinates = self._step_coordinates(step_index)
         reply_calls = [c for c in result.calls if c.name == REPLY_TOOL and turn.output_schema is not None]
-        calls = [c for c in result.calls if c not in reply_calls]
+        task_calls = [c for c in result.calls if c.name in self._task_tools]
+        calls = [c for c in result.calls if c not in reply_calls and c not in task_calls]
         if result.text:
             actor.emit("message.completed", {"finishReason": "tool-calls", "message": result.text, **coordinates})
-        for call in calls:
-            actor.emit(
-                "actions.requested",
-                {
-                    "actions": [
-                        {"callId": call.id, "input": call.arguments, "kind": "tool-call", "toolName": call.name}
-                    ],
-                    **coordinates,
-                },
-            )
+        for call in [c for c in result.calls if c not in reply_calls]:
+            requested: dict[str, Any] = {"actions": [action_entry(call, self._delegation)]}
+            if call.name in self._delegation:
+                requested["presentation"] = {call.id: {"label": presentation_label(call)}}
+            actor.emit("actions.requested", {**requested, **coordinates})
         decisions = await decide_calls(actor, calls)
         await actor.flush()  # a call's start record is durable before the call runs
         crashpoint("after-actions-requested")
         runnable = [c for c in calls if decisions[c.id][0] in ("not-applicable", "approved")]
         asking = [c for c in calls if decisions[c.id][0] == "user-approval"]
         outcomes = await self._run_tools(runnable, step_index)
+        if self.cancel_requested:
+            for call in task_calls:
+                outcomes[call.id] = cancelled_outcome(call)
         for call in calls:
             decision, reason = decisions[call.id]
             if decision == "denied":
@@ -287,6 +310,40 @@ class TurnRunner:
         if self.cancel_requested:
             for call in asking:
                 outcomes[call.id] = cancelled_outcome(call)
+        if self.cancel_requested:
+            await self._finish_cancelled(self._step_messages(result, reply_calls, outcomes))
+            raise _Cancelled()
+        actor.emit("step.completed", {"finishReason": "tool-calls", **coordinates, **usage})
+        wait = await self._run_task_calls(task_calls, outcomes, coordinates, asking=bool(asking))
+        messages = self._step_messages(result, reply_calls, outcomes)
+        if wait is not None:
+            turn.step_index = step_index + 1
+            await park_on_tasks(actor, messages, wait=wait)
+            return StepEnd.PARKED
+        if asking:
+            turn.step_index = step_index + 1
+            await park_for_approval(actor, step_index, asking, messages)
+            return StepEnd.PARKED
+        if reply_calls:
+            assert turn.output_schema is not None
+            value = unwrap_reply(turn.output_schema, reply_calls[0].arguments)
+            actor.emit("result.completed", {"result": value, **coordinates})
+            await actor.end_turn_completed(history=messages, result=value)
+            return StepEnd.DONE
+        turn.step_index = step_index + 1
+        crashpoint("before-checkpoint")
+        boundary = (turn.step_index - self._batch_start) % self._batch_size == 0
+        if boundary:
+            self._batch_start = turn.step_index
+        # Inside a batch (model_calls_per_step > 1) the messages are saved with the batch's checkpoint;
+        # until then recovery rebuilds them from the events.
+        actor.checkpoint_later(history=messages, checkpoint=boundary)
+        return StepEnd.CONTINUE
+
+    def _step_messages(
+        self, result: _ModelResult, reply_calls: list[ToolCall], outcomes: dict[str, ToolOutcome]
+    ) -> list[Message]:
+        """The step's assistant message and the answers of its calls (a parked wait is answered later)."""
         assistant = AssistantMessage(content=result.text, reasoning=result.reasoning, tool_calls=tuple(result.calls))
         messages: list[Message] = [assistant]
         for call in result.calls:
@@ -299,31 +356,27 @@ class TurnRunner:
                         tool_call_id=call.id, name=call.name, content=outcome.model_content, is_error=outcome.is_error
                     )
                 )
-        if self.cancel_requested:
-            await self._finish_cancelled(messages)
-            raise _Cancelled()
-        actor.emit("step.completed", {"finishReason": "tool-calls", **coordinates, **usage})
-        if asking:
-            turn.step_index = step_index + 1
-            await park_for_approval(actor, step_index, asking, messages)
-            return StepEnd.PARKED
-        if reply_calls:
-            assert turn.output_schema is not None
-            actor.emit(
-                "result.completed",
-                {"result": unwrap_reply(turn.output_schema, reply_calls[0].arguments), **coordinates},
-            )
-            await actor.end_turn_completed(history=messages)
-            return StepEnd.DONE
-        turn.step_index = step_index + 1
-        crashpoint("before-checkpoint")
-        boundary = (turn.step_index - self._batch_start) % self._batch_size == 0
-        if boundary:
-            self._batch_start = turn.step_index
-        # Inside a batch (model_calls_per_step > 1) the messages are saved with the batch's checkpoint;
-        # until then recovery rebuilds them from the events.
-        actor.checkpoint_later(history=messages, checkpoint=boundary)
-        return StepEnd.CONTINUE
+        return messages
+
+    async def _run_task_calls(
+        self, calls: list[ToolCall], outcomes: dict[str, ToolOutcome], coordinates: dict[str, Any], *, asking: bool
+    ) -> ToolCall | None:
+        """Start tasks and stop them; returns the `eve__task_wait` call when the turn should wait now."""
+        actor = self.actor
+        wait: ToolCall | None = None
+        for call in calls:
+            if call.name != TASK_WAIT:
+                outcomes[call.id] = await run_task_call(actor, call, self._delegation, coordinates)
+        for call in calls:
+            if call.name != TASK_WAIT:
+                continue
+            if wait is None and not asking and not self.task_results and working_tasks(actor.state):
+                wait = call  # answered when the wait ends
+                continue
+            text = "A task result arrived." if self.task_results else "No task is working."
+            outcomes[call.id] = ToolOutcome(call=call, status="completed", output=text, model_content=text)
+            actor.emit("action.result", {**outcomes[call.id].result_event(call.name), **coordinates})
+        return wait
 
     async def _run_approved(self, step_index: int) -> None:
         """Run the calls a person approved, first thing in the step after the approval."""
@@ -353,7 +406,7 @@ class TurnRunner:
     async def _call_model(self, model: Model, step_index: int) -> _ModelResult:
         actor = self.actor
         options = actor.runtime.options
-        request = build_request(actor.agent, actor.state, actor.history, self._settings())
+        request = build_request(actor.agent, actor.state, actor.history, self._settings(), is_root=actor.is_root)
         delay = options.provider_backoff
         for attempt in range(options.provider_attempts):
             if self.cancel_requested:

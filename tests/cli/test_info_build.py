@@ -29,9 +29,9 @@ def test_info_json_is_agent_info_v6_with_the_local_build(runner: CliRunner, scaf
     assert info["status"] == "ready"
     assert info["agent"]["name"] == "app"
     assert info["agent"]["model"]["id"] == "test"
-    assert [t["name"] for t in info["tools"]["static"]] == ["get_weather"]
+    assert [t["name"] for t in info["tools"]["static"]] == ["get_weather", "send_alert"]
+    assert [s["name"] for s in info["subagents"]["local"]] == ["forecaster"]
     assert info["instructions"]["static"][0]["role"] == "system"
-    assert info["subagents"] == {"local": [], "total": 0}
     assert info["diagnostics"]["discoveryErrors"] == 0
     assert info["messaging"]["create"] == "POST /eve/v1/session"
     for artifact in info["artifacts"].values():

@@ -16,6 +16,9 @@ TEMPLATE_FILES = {
     "agent/agent.py",
     "agent/instructions.md",
     "agent/tools/get_weather.py",
+    "agent/tools/send_alert.py",
+    "agent/subagents/forecaster/agent.py",
+    "agent/subagents/forecaster/instructions.md",
     "pyproject.toml",
     ".gitignore",
     "README.md",
@@ -105,6 +108,9 @@ def test_existing_python_project_gets_only_the_agent_folder(runner: CliRunner, t
         "agent/agent.py",
         "agent/instructions.md",
         "agent/tools/get_weather.py",
+        "agent/tools/send_alert.py",
+        "agent/subagents/forecaster/agent.py",
+        "agent/subagents/forecaster/instructions.md",
     }
     assert (project / "pyproject.toml").read_text() == pyproject
     assert (project / "README.md").read_text() == "my readme"

@@ -71,8 +71,8 @@ def _imported_modules(args: list[str], cwd: Path) -> set[str]:
 
 def test_help_and_info_never_import_litellm(tmp_path: Path) -> None:
     shutil.copytree(REPO / "templates" / "default", tmp_path / "app")
-    agent = tmp_path / "app" / "agent" / "agent.py"
-    agent.write_text(agent.read_text().replace("{{model}}", "test"))
+    for agent in (tmp_path / "app" / "agent").rglob("agent.py"):
+        agent.write_text(agent.read_text().replace("{{model}}", "test"))
     help_modules = _imported_modules(["--help"], tmp_path)
     info_modules = _imported_modules(["info"], tmp_path / "app")
     assert "typer" in help_modules and "eve_runtime.compiler" in info_modules

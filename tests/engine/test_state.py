@@ -13,11 +13,11 @@ pytestmark = pytest.mark.anyio
 
 STATE_TOOLS = {
     "agent/lib/__init__.py": "",
-    "agent/lib/counters.py": '''
+    "agent/lib/counters.py": """
 from eve_runtime import define_state
 
 visits = define_state("visits", lambda: 0)
-''',
+""",
     "agent/tools/visit.py": '''
 from ..lib.counters import visits
 

@@ -28,7 +28,7 @@ from starlette.routing import Route
 
 from eve_runtime.compiler import CompiledApp
 from eve_runtime.openapi import openapi_document
-from eve_runtime.routes import DEFAULT_ROUTES
+from eve_runtime.routes import DEFAULT_ROUTES, SUBAGENT_STREAM
 from eve_runtime.server_bodies import MAX_BODY_BYTES
 from tests.server.support import LiveServer
 
@@ -107,7 +107,7 @@ def test_the_document_describes_exactly_the_served_routes(mode: str, api: Any) -
         for method in route.methods
     }
     assert documented == served
-    assert {route.path for route in DEFAULT_ROUTES} | {"/eve/v1/openapi.json"} == {
+    assert {route.path for route in DEFAULT_ROUTES} | {"/eve/v1/openapi.json", SUBAGENT_STREAM.path} == {
         re.sub(r"\{(\w+)\}", r":\1", path) for path, _method in documented
     }
     health = document["paths"]["/eve/v1/health"]["get"]

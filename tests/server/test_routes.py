@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from eve_runtime.ids import SESSION_ID_PATTERN
-from tests.server.support import Harness
+from tests.server.support import Harness, parse_ndjson
 
 UNKNOWN = "wrun_01AAAAAAAAAAAAAAAAAAAAAAAA"
 NOT_ACTIVE = {"code": "session_not_active", "error": "The session is no longer active.", "ok": False}
@@ -35,7 +35,7 @@ def test_info(api: Harness) -> None:
     info = response.json()
     assert (info["kind"], info["version"], info["mode"]) == ("eve-agent-info", 6, "development")
     assert info["agent"]["name"] == "weather-agent"
-    assert [t["name"] for t in info["tools"]["static"]] == ["get_weather"]
+    assert [t["name"] for t in info["tools"]["static"]] == ["get_weather", "send_alert"]
 
 
 def test_openapi_document_is_served(api: Harness) -> None:
@@ -193,6 +193,30 @@ def test_stream_of_unknown_session(api: Harness) -> None:
     for query in ("?follow=false", "?follow=false&includeTailIndex=1", ""):
         response = api.client.get(f"/eve/v1/session/{UNKNOWN}/stream{query}")
         assert response.status_code == 404
+        assert response.json() == {"error": "Session not found.", "ok": False}
+
+
+def test_a_subagents_stream_is_reached_through_its_parent(api: Harness) -> None:
+    parent = api.create('/call forecaster {"message": "/reply Sunny all week."}')
+    events = api.wait_for(parent, "session.waiting")
+    started = next(e["data"] for e in events if e["type"] == "agent.started")
+    child, call_id = started["sessionId"], started["callId"]
+    path = f"/eve/v1/session/{parent}/subagents/{call_id}/{child}/stream?follow=false"
+    response = api.client.get(path)
+    assert response.status_code == 200
+    assert response.headers["x-eve-stream-format"] == "ndjson"
+    child_events = parse_ndjson(response.content)
+    assert child_events == api.events(child)
+    assert child_events[0]["data"]["invocation"]["parentSessionId"] == parent
+    assert next(e for e in events if e["type"] == "task.settled")["data"]["output"] == "Sunny all week."
+    for wrong in (
+        f"/eve/v1/session/{UNKNOWN}/subagents/{call_id}/{child}/stream",
+        f"/eve/v1/session/{parent}/subagents/call_other/{child}/stream",
+        f"/eve/v1/session/{parent}/subagents/{call_id}/{UNKNOWN}/stream",
+        f"/eve/v1/session/{parent}/subagents/{call_id}/{parent}/stream",
+    ):
+        response = api.client.get(wrong + "?follow=false")
+        assert response.status_code == 404, wrong
         assert response.json() == {"error": "Session not found.", "ok": False}
 
 

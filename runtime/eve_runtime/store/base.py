@@ -50,7 +50,8 @@ IDEMPOTENCY_WINDOW = 1024
 """How many distinct idempotency keys a session remembers (the newest ones)."""
 
 SessionStatus = Literal["active", "completed", "failed", "reset"]
-DeliveryKind = Literal["message", "responses", "cancel", "compact", "clear", "reset"]
+DeliveryKind = Literal["message", "responses", "cancel", "compact", "clear", "reset", "task"]
+"""`task`: a child session reporting a task's result to its parent."""
 
 
 class StoreError(RuntimeFailure):

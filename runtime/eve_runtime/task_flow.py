@@ -1,0 +1,220 @@
+"""Tasks over time: a turn waiting on its tasks, results coming back, timeouts, and child reports.
+
+The parent side: while a turn waits on tasks (`turn.waiting` with `on: "tasks"`), a child's
+report settles its task and resumes the turn; a message from the person resumes it too; a
+cancel stops the tasks and the turn; a task past its delegation timeout settles `TIMED_OUT`.
+The child side: when a child session's turn ends, it reports the outcome (and the usage it
+spent) to its parent through the parent's inbox, idempotently, again after a crash if needed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from eve_runtime.delegation import AGENT_TOOL, settle_task, tasks_note, working_tasks
+from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from eve_runtime.session_state import CallRecord, TaskState, UsageTotals
+from eve_runtime.store.base import DeliveryRecord, SessionNotActive
+
+if TYPE_CHECKING:
+    from eve_runtime.actor import SessionActor
+    from eve_runtime.parked import Handled
+
+__all__ = [
+    "absorb_results",
+    "child_report",
+    "expire_tasks",
+    "handle_while_waiting",
+    "next_wake",
+    "note_tasks",
+    "notify_parent",
+    "park_on_tasks",
+    "recover_tasks",
+]
+
+
+def next_wake(actor: SessionActor) -> float | None:
+    """When the session must be looked at again: a wait's timeout or a task's deadline."""
+    times = [t.deadline for t in working_tasks(actor.state) if t.deadline is not None]
+    turn = actor.state.turn
+    if turn is not None and turn.wait_deadline is not None:
+        times.append(turn.wait_deadline)
+    return min(times) if times else None
+
+
+def _resume(actor: SessionActor, reason: str, messages: list[Message], consumed: list[str]) -> None:
+    """End the wait: answer the `eve__task_wait` call (if any), then the new messages, then run on."""
+    turn = actor.turn
+    history: list[Message] = []
+    if turn.wait_call is not None:
+        history.append(ToolMessage(tool_call_id=turn.wait_call.id, name=turn.wait_call.name, content=reason))
+    history.extend(messages)
+    turn.waiting_on_tasks = False
+    turn.wait_call = None
+    turn.wait_deadline = None
+    actor.checkpoint_later(history=history, consumed=consumed)
+
+
+async def expire_tasks(actor: SessionActor) -> list[Message]:
+    """Settle the working tasks past their deadline as `TIMED_OUT` (stopping their children); their messages."""
+    now = actor.runtime.options.clock()
+    messages: list[Message] = []
+    for task in working_tasks(actor.state):
+        if task.deadline is not None and task.deadline <= now:
+            error = {"code": "TIMED_OUT", "message": f"Task {task.task_id} did not finish within its time limit."}
+            message = settle_task(actor, {"taskId": task.task_id, "status": "failed", "error": error})
+            if message is not None:
+                messages.append(message)
+                await actor.runtime.cancel(task.child_session_id)
+    return messages
+
+
+async def handle_while_waiting(actor: SessionActor, delivery: DeliveryRecord | None) -> Handled:
+    """Apply a delivery (or, with None, the clock) to a turn waiting on its tasks."""
+    turn = actor.turn
+    expired = await expire_tasks(actor)
+    if delivery is None:
+        timed_out = turn.wait_deadline is not None and turn.wait_deadline <= actor.runtime.options.clock()
+        if expired or timed_out:
+            _resume(actor, "A task result arrived." if expired else "The wait timed out.", expired, [])
+            return "resumed"
+        return "parked"
+    if delivery.kind == "task":
+        message = settle_task(actor, delivery.payload)
+        results = [*expired, *([message] if message is not None else [])]
+        if not results:
+            await actor.commit(consumed=[delivery.id])
+            return "parked"
+        _resume(actor, "A task result arrived.", results, [delivery.id])
+        return "resumed"
+    if delivery.kind == "message":
+        actor.add_delivery_id(delivery.id)
+        text, parts = actor.message_of(delivery)
+        actor.emit(
+            "message.received", {"message": text, "parts": parts, "sequence": turn.sequence, "turnId": turn.turn_id}
+        )
+        user = UserMessage(content=actor.model_text_of(delivery))
+        _resume(actor, "A new message arrived.", [*expired, user], [delivery.id])
+        return "resumed"
+    if delivery.kind in ("cancel", "reset"):
+        target = delivery.payload.get("turnId")
+        if delivery.kind == "cancel" and target is not None and target != turn.turn_id:
+            await actor.commit(consumed=[delivery.id])
+            return "parked"
+        history: list[Message] = list(expired)
+        if turn.wait_call is not None:
+            history.insert(
+                0, ToolMessage(tool_call_id=turn.wait_call.id, name=turn.wait_call.name, content="Cancelled.")
+            )
+        await actor.end_turn_cancelled(history=history, cancel=delivery if delivery.kind == "cancel" else None)
+        return "ended"
+    return "deferred"
+
+
+def child_report(actor: SessionActor, status: str, history: list[Message], extra: dict[str, Any]) -> dict[str, Any]:
+    """What a child tells its parent when one of its turns ends (the usage it spent since the last report)."""
+    parent = actor.state.parent
+    assert parent is not None
+    turn = actor.turn
+    usage = actor.state.usage
+    reported = actor.state.usage_reported
+    delta: dict[str, float] = {
+        "inputTokens": usage.input_tokens - reported.input_tokens,
+        "outputTokens": usage.output_tokens - reported.output_tokens,
+        "cacheReadTokens": usage.cache_read_tokens - reported.cache_read_tokens,
+        "cacheWriteTokens": usage.cache_write_tokens - reported.cache_write_tokens,
+    }
+    if usage.cost_usd is not None:
+        delta["costUsd"] = usage.cost_usd - (reported.cost_usd or 0.0)
+    actor.state.usage_reported = UsageTotals.model_validate(usage.model_dump())
+    report: dict[str, Any] = {
+        "taskId": parent.task_id,
+        "callId": turn.task_call,
+        "turnId": turn.turn_id,
+        "status": status,
+        "usage": delta,
+    }
+    if status == "completed":
+        if "result" in extra:
+            report["output"] = extra["result"]
+        else:
+            replies = [m.content for m in [*actor.history, *history] if isinstance(m, AssistantMessage) and m.content]
+            report["output"] = replies[-1] if replies else ""
+    elif "error" in extra:
+        report["error"] = extra["error"]
+    return report
+
+
+async def notify_parent(actor: SessionActor) -> None:
+    """Deliver a pending report to the parent (its inbox deduplicates a repeat after a crash)."""
+    report = actor.state.notify
+    parent = actor.state.parent
+    if report is None or parent is None:
+        return
+    key = f"task:{report['taskId']}:{report['callId']}:{report['turnId']}"
+    try:
+        await actor.runtime.deliver(parent.session_id, "task", report, idempotency_key=key)
+    except SessionNotActive:
+        pass  # the parent is gone: nobody waits for this result
+    actor.state.notify = None
+    actor.checkpoint_later()
+
+
+def absorb_results(actor: SessionActor, deliveries: list[DeliveryRecord]) -> None:
+    """Task reports that reached a running turn: settle them; their results join at this step boundary."""
+    for delivery in deliveries:
+        message = settle_task(actor, delivery.payload)
+        actor.checkpoint_later(history=[message] if message is not None else [], consumed=[delivery.id])
+    deliveries.clear()
+
+
+def note_tasks(actor: SessionActor) -> None:
+    """Give the model a fresh `[Tasks]` note when the tasks changed since the last one."""
+    note = tasks_note(actor.state)
+    if note is not None and note != actor.state.tasks_note:
+        actor.state.tasks_note = note
+        actor.checkpoint_later(history=[UserMessage(content=note)])
+
+
+async def park_on_tasks(actor: SessionActor, history: list[Message], *, wait: ToolCall | None = None) -> None:
+    """Hold the turn until a task settles (`turn.waiting` with `on: "tasks"`); saved with the step's messages."""
+    turn = actor.turn
+    turn.waiting_on_tasks = True
+    if wait is not None:
+        turn.wait_call = CallRecord(id=wait.id, name=wait.name, arguments=wait.arguments)
+        seconds = wait.arguments.get("timeoutSeconds")
+        if isinstance(seconds, int) and seconds >= 1:
+            turn.wait_deadline = actor.runtime.options.clock() + seconds
+    actor.emit(
+        "turn.waiting",
+        {"on": "tasks", "sequence": turn.sequence, "turnId": turn.turn_id, "usage": actor.state.usage.wire()},
+    )
+    await actor.commit(history=history)
+
+
+def recover_tasks(actor: SessionActor, events: list[dict[str, Any]]) -> None:
+    """Tasks started or settled by events after the checkpoint (their child sessions exist)."""
+    state = actor.state
+    nodes: dict[str, str] = {}
+    for event in events:
+        data = event.get("data", {})
+        kind = event.get("type")
+        if kind == "actions.requested":
+            nodes.update({a["callId"]: a["nodeId"] for a in data.get("actions", []) if "nodeId" in a})
+        elif kind == "agent.started" and data.get("taskId") not in state.tasks:
+            node_id = nodes.get(data["callId"], AGENT_TOOL)
+            timeout = actor.runtime.delegation_timeout(node_id)
+            state.tasks[data["taskId"]] = TaskState(
+                task_id=data["taskId"],
+                name=data["name"],
+                node_id=node_id,
+                child_session_id=data["sessionId"],
+                call_id=data["callId"],
+                turn_id=data["turnId"],
+                deadline=actor.runtime.options.clock() + timeout if timeout is not None else None,
+            )
+        elif kind == "task.started" and data.get("taskId") in state.tasks:
+            task = state.tasks[data["taskId"]]
+            task.status, task.call_id, task.turn_id = "working", data["callId"], data["turnId"]
+        elif kind == "task.settled" and data.get("taskId") in state.tasks:
+            state.tasks[data["taskId"]].status = "idle"
