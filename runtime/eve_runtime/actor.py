@@ -25,12 +25,13 @@ from eve_runtime.messages import Message, MessageAdapter, UserMessage
 from eve_runtime.models.base import Finish, Model
 from eve_runtime.parked import handle_while_parked
 from eve_runtime.recovery import recover_executed, recover_steps
+from eve_runtime.relay import notify_parent, relayed_answers, report_turn_end
 from eve_runtime.resolvers import DynamicContext, ResolverError, resolve_instructions, resolve_model_id
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.session_state import ParentLink, SessionState, TurnState
 from eve_runtime.state import SessionValues
 from eve_runtime.store.base import DeliveryRecord, SessionRecord, SessionStatus
-from eve_runtime.task_flow import child_report, handle_while_waiting, next_wake, notify_parent, recover_tasks
+from eve_runtime.task_flow import handle_while_waiting, next_wake, recover_tasks
 from eve_runtime.turn import TurnRunner
 
 if TYPE_CHECKING:
@@ -119,7 +120,7 @@ class SessionActor:
                 return
             await self._recover()
             while not self.stopping:
-                if self.state.notify is not None:
+                if self.state.outbox:
                     await notify_parent(self)
                 turn = self.state.turn
                 if turn is not None and turn.awaiting is None and not turn.waiting_on_tasks:
@@ -177,7 +178,7 @@ class SessionActor:
         idle = turn is None or turn.awaiting is not None or turn.waiting_on_tasks
         wake = next_wake(self)
         due = wake is not None and wake <= self.runtime.options.clock()
-        if idle and not self._inbox and not self._expired() and not due and self.state.notify is None:
+        if idle and not self._inbox and not self._expired() and not due and not self.state.outbox:
             if wake is not None:
                 self.runtime.schedule_wake(self.session_id, wake)
             if loaded is not None:
@@ -269,8 +270,8 @@ class SessionActor:
         for delivery in self._inbox:
             if delivery.id in self._deferred:
                 keep.append(delivery)  # it waits for this turn to end
-            elif delivery.kind == "task":
-                runner.task_results.append(delivery)
+            elif delivery.kind == "task" or (delivery.kind == "responses" and relayed_answers(self, delivery)):
+                runner.task_results.append(delivery)  # applied at the next step boundary
             elif delivery.kind == "message" and delivery.payload.get("turnPolicy", "steer") == "steer":
                 runner.steer(delivery)
             elif delivery.kind == "cancel" and turn is not None:
@@ -483,12 +484,10 @@ class SessionActor:
             "session.waiting",
             {"continuationToken": self.session_id, "usage": self.state.usage.wire(), "wait": "next-user-message"},
         )
-        if self.state.parent is not None and self.turn.task_call is not None:
-            self.state.notify = child_report(self, status, list(history), report)  # saved with this checkpoint
+        report_turn_end(self, status, list(history), report)  # for a child's parent; saved with this checkpoint
         self.state.turn = None
         await self.commit(history=history, consumed=consumed)
-        if self.state.notify is not None:
-            await notify_parent(self)
+        await notify_parent(self)
 
     # -- controls ----------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from eve_runtime.messages import ToolCall, UserMessage
 from eve_runtime.models.base import ToolDefinition
+from eve_runtime.relay import apply_relay, withdraw_relayed
 from eve_runtime.session_state import SessionState, TaskState
 from eve_runtime.tool_runner import ToolOutcome
 
@@ -295,6 +296,10 @@ def settle_task(actor: SessionActor, payload: dict[str, Any]) -> UserMessage | N
     task = actor.state.tasks.get(str(payload.get("taskId")))
     if task is None or task.status != "working" or payload.get("callId") not in (None, task.call_id):
         return None
+    if "relay" in payload:
+        apply_relay(actor, task, payload)
+        return None
+    withdraw_relayed(actor, task)
     usage = payload.get("usage") or {}
     actor.state.usage.input_tokens += int(usage.get("inputTokens", 0))
     actor.state.usage.output_tokens += int(usage.get("outputTokens", 0))
@@ -329,6 +334,7 @@ async def cancel_tasks(actor: SessionActor, *, reason: str, task_ids: list[str] 
     for task in actor.state.tasks.values():
         if task.status != "working" or (task_ids is not None and task.task_id not in task_ids):
             continue
+        withdraw_relayed(actor, task)
         task.status = "idle"
         actor.emit(
             "task.settled",

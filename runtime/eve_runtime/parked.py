@@ -34,6 +34,7 @@ from eve_runtime.approval import (
 )
 from eve_runtime.limits import Exceeded, grant, limit_request
 from eve_runtime.messages import Message, ToolCall, ToolMessage, UserMessage
+from eve_runtime.relay import relay_to_parent
 from eve_runtime.session_state import Awaiting, CallRecord, PendingRequest
 from eve_runtime.store.base import DeliveryRecord
 from eve_runtime.tool_runner import ToolOutcome, cancelled_outcome, refused_outcome
@@ -71,6 +72,7 @@ async def park_for_limit(actor: SessionActor, step_index: int, exceeded: Exceede
         "input.requested",
         {"requests": [request], "sequence": turn.sequence, "stepIndex": step_index, "turnId": turn.turn_id},
     )
+    relay_to_parent(actor, "requested", {"requests": [request]})
     turn.awaiting = Awaiting(step_index=step_index, requests=[pending])
     _emit_waiting(actor)
     await actor.commit()
@@ -94,6 +96,7 @@ async def park_for_approval(
         )
     coordinates = {"sequence": turn.sequence, "stepIndex": step_index, "turnId": turn.turn_id}
     actor.emit("input.requested", {"requests": [r.request for r in requests], **coordinates})
+    relay_to_parent(actor, "requested", {"requests": [r.request for r in requests]})
     turn.awaiting = Awaiting(step_index=step_index, requests=requests)
     _emit_waiting(actor)
     await actor.commit(history=history)
@@ -223,6 +226,7 @@ async def _resolve(
             resolution["response"] = request.response
         resolutions.append(resolution)
     actor.emit("input.resolved", {"resolutions": resolutions, **coordinates})
+    relay_to_parent(actor, "resolved", {"resolutions": resolutions})
     messages: list[Message] = []
     for outcome in refused:
         actor.emit("action.result", {**outcome.result_event(outcome.call.name), **coordinates})

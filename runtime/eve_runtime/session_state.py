@@ -131,6 +131,8 @@ class TaskState(_State):
     status: Literal["working", "idle"] = "working"
     deadline: float | None = None
     """When the current work times out (seconds since the epoch)."""
+    relayed: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Requests the child raised that are open on this stream, by request id."""
 
 
 class ParentLink(_State):
@@ -200,8 +202,8 @@ class SessionState(_State):
     tasks_note: str | None = None
     """The last `[Tasks]` note the model was given (a new one is added when it changes)."""
     parent: ParentLink | None = None
-    notify: dict[str, Any] | None = None
-    """A task result not yet delivered to the parent session (delivered again after a crash)."""
+    outbox: list[dict[str, Any]] = Field(default_factory=list)
+    """For a child: reports and relayed prompts not yet delivered to the parent (`key`, `payload`)."""
     usage_reported: UsageTotals = Field(default_factory=UsageTotals)
     """The usage already reported to the parent (a child adds only what is new)."""
     values: dict[str, Any] = Field(default_factory=dict)

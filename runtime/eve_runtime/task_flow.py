@@ -12,9 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from eve_runtime.delegation import AGENT_TOOL, settle_task, tasks_note, working_tasks
-from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
-from eve_runtime.session_state import CallRecord, TaskState, UsageTotals
-from eve_runtime.store.base import DeliveryRecord, SessionNotActive
+from eve_runtime.messages import Message, ToolCall, ToolMessage, UserMessage
+from eve_runtime.relay import forward_answers
+from eve_runtime.session_state import CallRecord, TaskState
+from eve_runtime.store.base import DeliveryRecord
 
 if TYPE_CHECKING:
     from eve_runtime.actor import SessionActor
@@ -22,12 +23,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "absorb_results",
-    "child_report",
     "expire_tasks",
     "handle_while_waiting",
     "next_wake",
     "note_tasks",
-    "notify_parent",
     "park_on_tasks",
     "recover_tasks",
 ]
@@ -87,6 +86,8 @@ async def handle_while_waiting(actor: SessionActor, delivery: DeliveryRecord | N
             return "parked"
         _resume(actor, "A task result arrived.", results, [delivery.id])
         return "resumed"
+    if delivery.kind in ("message", "responses") and await forward_answers(actor, delivery):
+        return "parked"  # an answer to a child's request: the child settles it and reports back
     if delivery.kind == "message":
         actor.add_delivery_id(delivery.id)
         text, parts = actor.message_of(delivery)
@@ -111,58 +112,12 @@ async def handle_while_waiting(actor: SessionActor, delivery: DeliveryRecord | N
     return "deferred"
 
 
-def child_report(actor: SessionActor, status: str, history: list[Message], extra: dict[str, Any]) -> dict[str, Any]:
-    """What a child tells its parent when one of its turns ends (the usage it spent since the last report)."""
-    parent = actor.state.parent
-    assert parent is not None
-    turn = actor.turn
-    usage = actor.state.usage
-    reported = actor.state.usage_reported
-    delta: dict[str, float] = {
-        "inputTokens": usage.input_tokens - reported.input_tokens,
-        "outputTokens": usage.output_tokens - reported.output_tokens,
-        "cacheReadTokens": usage.cache_read_tokens - reported.cache_read_tokens,
-        "cacheWriteTokens": usage.cache_write_tokens - reported.cache_write_tokens,
-    }
-    if usage.cost_usd is not None:
-        delta["costUsd"] = usage.cost_usd - (reported.cost_usd or 0.0)
-    actor.state.usage_reported = UsageTotals.model_validate(usage.model_dump())
-    report: dict[str, Any] = {
-        "taskId": parent.task_id,
-        "callId": turn.task_call,
-        "turnId": turn.turn_id,
-        "status": status,
-        "usage": delta,
-    }
-    if status == "completed":
-        if "result" in extra:
-            report["output"] = extra["result"]
-        else:
-            replies = [m.content for m in [*actor.history, *history] if isinstance(m, AssistantMessage) and m.content]
-            report["output"] = replies[-1] if replies else ""
-    elif "error" in extra:
-        report["error"] = extra["error"]
-    return report
-
-
-async def notify_parent(actor: SessionActor) -> None:
-    """Deliver a pending report to the parent (its inbox deduplicates a repeat after a crash)."""
-    report = actor.state.notify
-    parent = actor.state.parent
-    if report is None or parent is None:
-        return
-    key = f"task:{report['taskId']}:{report['callId']}:{report['turnId']}"
-    try:
-        await actor.runtime.deliver(parent.session_id, "task", report, idempotency_key=key)
-    except SessionNotActive:
-        pass  # the parent is gone: nobody waits for this result
-    actor.state.notify = None
-    actor.checkpoint_later()
-
-
-def absorb_results(actor: SessionActor, deliveries: list[DeliveryRecord]) -> None:
-    """Task reports that reached a running turn: settle them; their results join at this step boundary."""
+async def absorb_results(actor: SessionActor, deliveries: list[DeliveryRecord]) -> None:
+    """Task reports (and answers to relayed requests) that reached a running turn, at a step boundary."""
     for delivery in deliveries:
+        if delivery.kind == "responses":
+            await forward_answers(actor, delivery)
+            continue
         message = settle_task(actor, delivery.payload)
         actor.checkpoint_later(history=[message] if message is not None else [], consumed=[delivery.id])
     deliveries.clear()
@@ -185,9 +140,10 @@ async def park_on_tasks(actor: SessionActor, history: list[Message], *, wait: To
         seconds = wait.arguments.get("timeoutSeconds")
         if isinstance(seconds, int) and seconds >= 1:
             turn.wait_deadline = actor.runtime.options.clock() + seconds
+    on = "input" if any(t.relayed for t in actor.state.tasks.values()) else "tasks"  # a child asks a person
     actor.emit(
         "turn.waiting",
-        {"on": "tasks", "sequence": turn.sequence, "turnId": turn.turn_id, "usage": actor.state.usage.wire()},
+        {"on": on, "sequence": turn.sequence, "turnId": turn.turn_id, "usage": actor.state.usage.wire()},
     )
     await actor.commit(history=history)
 

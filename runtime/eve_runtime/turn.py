@@ -149,7 +149,7 @@ class TurnRunner:
             if self.steering:
                 await self._absorb_steering()
                 continue
-            absorb_results(actor, self.task_results)
+            await absorb_results(actor, self.task_results)
             note_tasks(actor)
             if await self._step() in (StepEnd.DONE, StepEnd.PARKED):
                 return
@@ -260,7 +260,7 @@ class TurnRunner:
         if working_tasks(actor.state) or self.task_results:  # no turn ends while one of its tasks works
             turn.step_index = step_index + 1
             actor.checkpoint_later(history=[reply])
-            absorb_results(actor, self.task_results)
+            await absorb_results(actor, self.task_results)
             if not working_tasks(actor.state):
                 return StepEnd.CONTINUE  # the results arrived meanwhile: the model reads them next
             await park_on_tasks(actor, [])

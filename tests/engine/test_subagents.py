@@ -318,3 +318,75 @@ async def test_a_restart_while_the_child_works_settles_the_task_once(h: Harness,
     assert len(settled(events)) == 1 and settled(events)[0]["status"] == "completed"
     assert "note -> " in settled(events)[0]["output"]
     assert types(child_events).count("turn.completed") == 1
+
+
+RISKY = {
+    "agent/subagents/helper/tools/risky.py": '''
+from pathlib import Path
+
+from eve_runtime import tool
+
+@tool(needs_approval=True)
+def risky(path: str) -> str:
+    """Do something a person must approve."""
+    with Path(path).open("a") as handle:
+        handle.write("ran\\n")
+    return "done"
+''',
+}
+
+
+async def relayed_harness(tmp_path: Path) -> tuple[Harness, str, Path]:
+    h = await make_harness(tmp_path, {**HELPER, **RISKY})
+    ledger = tmp_path / "risky.txt"
+    sid = await h.create(call("helper", message=call("risky", path=str(ledger))))
+    await h.wait_for(sid, lambda ev: any(e["type"] == "input.requested" for e in ev))
+    return h, sid, ledger
+
+
+async def test_a_childs_approval_is_relayed_to_the_parent_and_answered_there(tmp_path: Path) -> None:
+    h, sid, ledger = await relayed_harness(tmp_path)
+    events = await h.wait_for(sid, lambda ev: types(ev)[-1] == "turn.waiting")
+    requested = of_type(events, "input.requested")[0]["data"]
+    task = of_type(events, "task.started")[0]["data"]
+    assert (requested["taskId"], requested["callId"]) == (task["taskId"], task["callId"])
+    request = requested["requests"][0]
+    assert request["kind"] == "tool-approval"
+    assert of_type(events, "turn.waiting")[-1]["data"]["on"] == "input"
+    assert not ledger.exists()
+    await h.rt.deliver(
+        sid, "responses", {"inputResponses": [{"requestId": request["requestId"], "optionId": "approve"}]}
+    )
+    events = await h.turns(sid, 1)
+    child = of_type(events, "agent.started")[0]["data"]["sessionId"]
+    child_events = await h.events(child)
+    await h.stop()
+    assert ledger.read_text() == "ran\n"
+    resolved = of_type(events, "input.resolved")[0]["data"]
+    assert resolved["taskId"] == task["taskId"]
+    assert resolved["resolutions"][0]["outcome"] == "approved"
+    names = types(events)
+    assert names.index("input.resolved") < names.index("task.settled") < names.index("turn.completed")
+    assert settled(events)[0]["output"] == 'risky -> "done"'
+    assert of_type(child_events, "approval.settled")[0]["data"]["outcome"] == "approved"
+
+
+async def test_a_plain_text_answer_on_the_parent_answers_the_relayed_approval(tmp_path: Path) -> None:
+    h, sid, ledger = await relayed_harness(tmp_path)
+    await h.send(sid, "deny")
+    events = await h.turns(sid, 1)
+    await h.stop()
+    assert not ledger.exists()
+    assert of_type(events, "input.resolved")[0]["data"]["resolutions"][0]["outcome"] == "denied"
+    assert settled(events)[0]["status"] == "completed"
+
+
+async def test_cancel_withdraws_relayed_requests_before_the_task_settles(tmp_path: Path) -> None:
+    h, sid, ledger = await relayed_harness(tmp_path)
+    await h.rt.cancel(sid)
+    events = await h.turns(sid, 1)
+    await h.stop()
+    assert not ledger.exists()
+    names = types(events)
+    assert names[-4:] == ["input.resolved", "task.settled", "turn.cancelled", "session.waiting"]
+    assert of_type(events, "input.resolved")[-1]["data"]["resolutions"][0]["outcome"] == "cancelled"
