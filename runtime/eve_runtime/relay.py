@@ -11,8 +11,9 @@ inbox drops:
   (with `taskId` and `callId`) so the person talking to the parent can answer it there;
 - when those requests are resolved: the `input.resolved`, which the parent shows too.
 
-Answers to a relayed request that reach the parent (by `inputResponses`, or plain text naming an
-option) are forwarded to the child, which settles them as its own.
+Answers to a relayed request that reach the parent are forwarded to the child, which settles
+them as its own: `inputResponses` for any of them; plain text only for a question that is the
+only relayed request open (like eve, a plain message never answers a relayed approval).
 """
 
 from __future__ import annotations
@@ -130,18 +131,24 @@ def _relayed(actor: SessionActor) -> dict[str, TaskState]:
 
 
 def relayed_answers(actor: SessionActor, delivery: DeliveryRecord) -> list[tuple[TaskState, dict[str, Any]]]:
-    """The answers in a delivery to requests relayed from children (plain text names an option of the first)."""
+    """The answers in a delivery to requests relayed from children (see the module docstring)."""
     owners = _relayed(actor)
     if not owners:
         return []
     if delivery.kind == "responses":
         items = [i for i in delivery.payload.get("inputResponses", []) if i.get("requestId") in owners]
         return [(owners[i["requestId"]], i) for i in items]
-    if delivery.kind == "message":
+    if delivery.kind == "message" and len(owners) == 1:
         request_id, task = next(iter(owners.items()))
-        option = match_option(task.relayed[request_id].get("options", []), str(delivery.payload.get("message", "")))
+        request = task.relayed[request_id]
+        if request.get("kind") != "question":
+            return []
+        text = str(delivery.payload.get("message", ""))
+        option = match_option(request.get("options", []), text)
         if option is not None:
             return [(task, {"requestId": request_id, "optionId": option})]
+        if request.get("allowFreeform", True):
+            return [(task, {"requestId": request_id, "text": text})]
     return []
 
 

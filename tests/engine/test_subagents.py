@@ -371,9 +371,18 @@ async def test_a_childs_approval_is_relayed_to_the_parent_and_answered_there(tmp
     assert of_type(child_events, "approval.settled")[0]["data"]["outcome"] == "approved"
 
 
-async def test_a_plain_text_answer_on_the_parent_answers_the_relayed_approval(tmp_path: Path) -> None:
+async def test_a_plain_message_never_answers_a_relayed_approval(tmp_path: Path) -> None:
     h, sid, ledger = await relayed_harness(tmp_path)
-    await h.send(sid, "deny")
+    await h.send(sid, "approve")
+    # the message joins the parent's turn; the child's request stays open and the turn waits again
+    events = await h.wait_for(
+        sid, lambda ev: types(ev).count("message.received") == 2 and types(ev)[-1] == "turn.waiting"
+    )
+    assert of_type(events, "message.received")[-1]["data"]["message"] == "approve"
+    assert of_type(events, "turn.waiting")[-1]["data"]["on"] == "input"
+    assert of_type(events, "input.resolved") == []
+    request_id = of_type(events, "input.requested")[0]["data"]["requests"][0]["requestId"]
+    await h.rt.deliver(sid, "responses", {"inputResponses": [{"requestId": request_id, "optionId": "deny"}]})
     events = await h.turns(sid, 1)
     await h.stop()
     assert not ledger.exists()
