@@ -71,8 +71,7 @@ class Emitter:
     def __init__(self, store: Store, session_id: str, next_index: int, *, linger: float = 0.0) -> None:
         self.store = store
         self.session_id = session_id
-        self.next_index = next_index
-        """The index the next written event gets (the session's event count once all is durable)."""
+        self._next_index = next_index
         self._next_unassigned = next_index
         """The index the first pending event will get (writes in flight already took theirs)."""
         self.linger = linger
@@ -83,6 +82,19 @@ class Emitter:
         self._write_lock = asyncio.Lock()
         self._flushing: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
+
+    @property
+    def next_index(self) -> int:
+        """The index the next written event gets (the session's event count once all is durable)."""
+        return self._next_index
+
+    @next_index.setter
+    def next_index(self, index: int) -> None:
+        """Start at `index` (a session loaded from the store); only before anything is emitted."""
+        if self._pending or self._flushing is not None:
+            raise RuntimeError("the emitter's index cannot move while events are pending")
+        self._next_index = index
+        self._next_unassigned = index
 
     def emit(self, event_type: str, data: dict[str, Any]) -> None:
         """Queue an event for writing (coalescing it into the previous delta when it can)."""
@@ -161,7 +173,7 @@ class Emitter:
         attached, self._attached = self._attached, _Attachment()
         self._next_unassigned += len(batch)
         rows = []
-        index = self.next_index
+        index = self._next_index
         for pending in batch:
             line = event_line(
                 pending.type, pending.data, event_id=new_event_id(), at=pending.at, delivery_ids=pending.delivery_ids
@@ -179,7 +191,7 @@ class Emitter:
                 replace_history=replace_history,
             ),
         )
-        self.next_index = index
+        self._next_index = index
 
     def _raise_failure(self) -> None:
         if self._failure is not None:

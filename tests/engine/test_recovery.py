@@ -12,6 +12,7 @@ import pytest
 from eve_runtime.messages import Message, ToolCall, ToolMessage
 from eve_runtime.models import FunctionInfo, FunctionModel
 from eve_runtime.recovery import ABANDONED_TEXT
+from eve_runtime.session_state import SessionState
 from eve_runtime.store.base import NewDelivery
 from tests.engine.harness import Harness, fast_options, last_reply, make_harness, of_type, types
 
@@ -203,3 +204,23 @@ async def test_events_are_identical_on_every_read(tmp_path: Path) -> None:
     await h.stop()
     assert [r.line for r in first] == [r.line for r in second]
     assert [r.index for r in first] == list(range(len(first)))
+
+
+async def test_checkpoints_written_after_a_reload_cover_every_event(tmp_path: Path) -> None:
+    approval = {
+        "agent/tools/guarded.py": (
+            "from eve_runtime import tool\n\n@tool(needs_approval=True)\ndef guarded() -> str:\n"
+            '    """Needs a yes."""\n    return "ok"\n'
+        )
+    }
+    h = await make_harness(tmp_path, approval)
+    sid = await h.create("/call guarded {}")
+    events = await h.wait_for(sid, lambda ev: bool(ev) and ev[-1]["type"] == "turn.waiting")
+    request_id = of_type(events, "input.requested")[0]["data"]["requests"][0]["requestId"]
+    await h.restart()  # the next actor loads the parked turn from the store
+    await h.rt.deliver(sid, "responses", {"inputResponses": [{"requestId": request_id, "optionId": "approve"}]})
+    await h.turns(sid, 1)
+    await h.stop()
+    raw = await h.store.load_checkpoint(sid)
+    assert raw is not None
+    assert SessionState.model_validate_json(raw).event_count == await h.store.event_count(sid)
