@@ -28,7 +28,7 @@ from eve_runtime.recovery import recover_executed, recover_steps
 from eve_runtime.relay import notify_parent, relayed_answers, report_turn_end
 from eve_runtime.resolvers import DynamicContext, ResolverError, resolve_instructions, resolve_model_id
 from eve_runtime.runtime_agent import RuntimeAgent
-from eve_runtime.session_state import ParentLink, SessionState, TurnState
+from eve_runtime.session_state import CallRecord, ParentLink, SessionState, TurnState
 from eve_runtime.state import SessionValues
 from eve_runtime.store.base import DeliveryRecord, SessionRecord, SessionStatus
 from eve_runtime.task_flow import handle_while_waiting, next_wake, recover_tasks
@@ -104,6 +104,10 @@ class SessionActor:
             return
         self._seen.add(delivery.id)
         self._inbox.append(delivery)
+        self._wakeup.set()
+
+    def reroute(self) -> None:
+        """Look at the inbox again: something in the running turn changed what a delivery means."""
         self._wakeup.set()
 
     def accepts_deliveries(self) -> bool:
@@ -201,20 +205,24 @@ class SessionActor:
             rows = await self.store.read_events(self.session_id, self.state.event_count)
             events = [json.loads(row.line) for row in rows]
         executed: list[Message] = []
+        resumed: list[CallRecord] = []
         if turn.execute and turn.execute_started:
-            # Approved calls that may have started: never run again; recorded results kept.
-            executed = recover_executed(self.agent, turn.execute, events)
-            turn.execute = []
+            # Approved calls that may have started: never run again (recorded results kept),
+            # except workflow tools, which resume from their journals.
+            executed, resumed = recover_executed(self.agent, turn.execute, events)
+            turn.execute = resumed
             turn.execute_started = False
-        if not events and not executed:
+        if not events and not executed and not resumed:
             return
-        recover_tasks(self, events)
+        await recover_tasks(self, events)
         recovered = recover_steps(self.agent, turn.turn_id, events, turn.step_index)
         recovered.history[0:0] = executed
+        turn.execute.extend(recovered.resume)
         for usage, cost in recovered.usage:
             self.state.usage.add(usage, cost)
         turn.step_index = recovered.next_step
-        if recovered.interrupted or executed:
+        # a workflow tool resumed from its journal lost nothing: that alone is no interruption
+        if (recovered.interrupted and not recovered.resume) or executed:
             turn.interruptions += 1
             logger.warning("session %s: turn %s resumed after an interruption", self.session_id, turn.turn_id)
         if recovered.replied and not working_tasks(self.state):
@@ -270,6 +278,8 @@ class SessionActor:
         for delivery in self._inbox:
             if delivery.id in self._deferred:
                 keep.append(delivery)  # it waits for this turn to end
+            elif delivery.kind in ("responses", "message") and runner.questions.answer(delivery):
+                continue  # it answered a running tool's question
             elif delivery.kind == "task" or (delivery.kind == "responses" and relayed_answers(self, delivery)):
                 runner.task_results.append(delivery)  # applied at the next step boundary
             elif delivery.kind == "message" and delivery.payload.get("turnPolicy", "steer") == "steer":

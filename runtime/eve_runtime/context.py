@@ -1,10 +1,114 @@
-"""What a running tool knows about the call it serves."""
+"""What a running tool knows about the call it serves, and what it can wait for.
+
+A tool receives a [`ToolContext`][eve_runtime.ToolContext] when it declares a parameter annotated
+with it. Besides the call's coordinates it offers, to `async` tools:
+
+- `await ctx.ask(prompt, options=[...])`: a question to the person (`input.requested` with a
+  `question`); the turn waits until it is answered, withdrawn or dismissed;
+- `await ctx.sleep(seconds)`: a pause;
+- `await ctx.step(function, *args)`: run a side effect and remember its result;
+- `ctx.abort_signal`: fires when the person steers the turn (a new message), so a tool waiting
+  for a long time can stop early.
+
+In a tool marked `@tool(workflow=True)` these are *durable*: each one is journaled on the
+session's stream as it completes, and when a restart interrupts the tool, its body runs again
+and replays the journal (a finished `step` is not run again, a `sleep` wakes at its original
+time, an answered `ask` returns its answer at once) instead of the call being abandoned.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypedDict
 
-__all__ = ["ToolContext"]
+__all__ = [
+    "AbortSignal",
+    "AskResult",
+    "ParentInfo",
+    "SessionInfo",
+    "SleepResult",
+    "ToolContext",
+    "ToolHost",
+    "option_id",
+]
+
+
+class AskResult(TypedDict, total=False):
+    """The outcome of `ctx.ask`.
+
+    `status` is `answered` (with `optionId` and/or `text`), `dismissed`, `cancelled` (withdrawn
+    because the turn was steered) or `unavailable` (nobody to ask: a task-mode session).
+    """
+
+    status: Literal["answered", "dismissed", "cancelled", "unavailable"]
+    optionId: str
+    text: str
+
+
+class SleepResult(TypedDict, total=False):
+    """The outcome of `ctx.sleep`: `{"status": "slept"}`, or `{"interrupted": True}` when the turn was steered."""
+
+    status: Literal["slept"]
+    interrupted: bool
+
+
+class AbortSignal:
+    """Fires when the turn is steered while the tool runs (the tool decides what to do)."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+        self.reason: str | None = None
+
+    @property
+    def aborted(self) -> bool:
+        """Whether the signal fired."""
+        return self._event.is_set()
+
+    def abort(self, reason: str) -> None:
+        """Fire the signal (the runtime does this)."""
+        if not self._event.is_set():
+            self.reason = reason
+            self._event.set()
+
+    async def wait(self) -> None:
+        """Wait until the signal fires."""
+        await self._event.wait()
+
+
+@dataclass(frozen=True)
+class ParentInfo:
+    """For a subagent's session: the session and call it works for."""
+
+    session_id: str
+    call_id: str
+    task_id: str
+    turn_id: str
+    name: str
+    """The tool the parent called (the subagent's name, or `agent`)."""
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """The session a call runs in."""
+
+    id: str
+    turn_id: str
+    sequence: int
+    principal_id: str
+    """Who the session's person is (`local-dev` under `eve dev`, `token` under `eve start`)."""
+    parent: ParentInfo | None = None
+
+
+class ToolHost(Protocol):
+    """What the runtime provides behind a context (tests may provide their own)."""
+
+    async def ask(self, request: dict[str, Any]) -> AskResult: ...
+
+    async def sleep(self, seconds: float) -> SleepResult: ...
+
+    async def step(self, name: str, function: Callable[..., Any], args: tuple[Any, ...]) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -13,11 +117,16 @@ class ToolContext:
 
     Example:
         ```python
-        from eve_runtime import ToolContext
+        from eve_runtime import ToolContext, tool
 
-        def get_weather(city: str, ctx: ToolContext) -> dict[str, str]:
-            \"\"\"Get the weather for a city.\"\"\"
-            return {"city": city, "asked_in": ctx.session_id}
+        @tool(workflow=True)
+        async def deploy(service: str, ctx: ToolContext) -> str:
+            \"\"\"Deploy a service after a person confirms.\"\"\"
+            answer = await ctx.ask(f"Deploy {service} now?", options=["Deploy", "Skip"])
+            if answer.get("optionId") != "deploy":
+                return "skipped"
+            await ctx.sleep(60)  # let traffic drain; survives a restart
+            return await ctx.step(start_rollout, service)  # runs once, even after a restart
         ```
     """
 
@@ -28,3 +137,62 @@ class ToolContext:
     call_id: str
     """Matches the `callId` of this call's stream events."""
     tool_name: str
+    principal_id: str = "local-dev"
+    parent: ParentInfo | None = None
+    abort_signal: AbortSignal = field(default_factory=AbortSignal)
+    host: ToolHost | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def session(self) -> SessionInfo:
+        """The session: id, turn, person and (for a subagent) its parent."""
+        return SessionInfo(self.session_id, self.turn_id, self.sequence, self.principal_id, self.parent)
+
+    def _host(self, what: str) -> ToolHost:
+        if self.host is None:
+            raise RuntimeError(f"ctx.{what}() needs a running eve session")
+        return self.host
+
+    async def ask(
+        self,
+        prompt: str,
+        *,
+        options: list[str] | None = None,
+        allow_freeform: bool | None = None,
+        display: Literal["select", "confirmation"] | None = None,
+    ) -> AskResult:
+        """Ask the person a question and wait for the answer.
+
+        Options are labels; each gets an id (the label in lower case, dashes for spaces), so
+        `options=["Deploy", "Skip"]` is answered with `{"optionId": "deploy"}`. Free text is
+        allowed when there are no options, unless `allow_freeform` says otherwise.
+        """
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise ValueError("ctx.ask: prompt must be a non-empty string")
+        request: dict[str, Any] = {"prompt": prompt}
+        if options:
+            request["options"] = [{"id": option_id(label), "label": label} for label in options]
+        request["allowFreeform"] = allow_freeform if allow_freeform is not None else not options
+        if display is not None:
+            request["display"] = display
+        return await self._host("ask").ask(request)
+
+    async def sleep(self, seconds: float) -> SleepResult:
+        """Pause for `seconds` (a steering message ends the pause early: `{"interrupted": True}`)."""
+        if not isinstance(seconds, int | float) or seconds < 0:
+            raise ValueError("ctx.sleep: seconds must be a number >= 0")
+        return await self._host("sleep").sleep(float(seconds))
+
+    async def step(self, function: Callable[..., Any], *args: Any, name: str | None = None) -> Any:
+        """Run `function(*args)` (sync in a thread, or async) and remember its JSON result.
+
+        In a workflow tool the result is journaled: after a restart the step returns it again
+        without running the function a second time.
+        """
+        label = name or str(getattr(function, "__name__", "step"))
+        return await self._host("step").step(label, function, args)
+
+
+def option_id(label: str) -> str:
+    """The id an option label gets: lower case, runs of other characters as one dash."""
+    cleaned = "".join(c if c.isalnum() else "-" for c in label.strip().lower())
+    return "-".join(part for part in cleaned.split("-") if part) or "option"

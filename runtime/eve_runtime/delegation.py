@@ -16,6 +16,7 @@ import secrets
 import string
 from typing import TYPE_CHECKING, Any
 
+from eve_runtime.ids import new_session_id
 from eve_runtime.messages import ToolCall, UserMessage
 from eve_runtime.models.base import ToolDefinition
 from eve_runtime.relay import apply_relay, withdraw_relayed
@@ -39,6 +40,7 @@ __all__ = [
     "delegation_tools",
     "dispatch",
     "first_message",
+    "give_work",
     "new_task_id",
     "settle_task",
     "task_cancel_call",
@@ -194,24 +196,23 @@ async def dispatch(actor: SessionActor, call: ToolCall, node_id: str, coordinate
             return _refusal(call, "AGENT_MISMATCH", f"Task {task_id!r} belongs to {task.name!r}, not {call.name!r}.")
         if task.status == "working":
             return _refusal(call, "AGENT_BUSY", f"Task {task_id!r} is still working; wait for its result first.")
-        delivered = await actor.runtime.send_to_child(task.child_session_id, call, message)
-        if not delivered:
+        child = await actor.store.get_session(task.child_session_id)
+        if child is None or child.status != "active":
             return _refusal(call, "AGENT_SESSION_ENDED", f"The session of task {task_id!r} has ended.")
         task.status, task.call_id, task.turn_id, task.deadline = "working", call.id, turn.turn_id, deadline
         text = f"Sent to task {task.task_id}. Its reply will arrive in a <task_result> message."
         _emit_started(actor, task, call, coordinates, text, new_child=False)
+        await actor.flush()  # the parent knows of the work before the child gets it
+        await give_work(actor, task, message, new_child=False)
         return _receipt(call, text)
     if sum(1 for t in state.tasks.values() if t.status == "working") >= MAX_WORKING_TASKS:
         return _refusal(call, "TOO_MANY_TASKS", f"At most {MAX_WORKING_TASKS} tasks can work at once.")
     task_id = new_task_id(call.name)
-    child = actor.runtime.agent_for_node(node_id)
-    wrapped = first_message(call.name, child.manifest.description, message)
-    child_id = await actor.runtime.create_child(actor, node_id, task_id, call, wrapped)
     task = TaskState(
         task_id=task_id,
         name=call.name,
         node_id=node_id,
-        child_session_id=child_id,
+        child_session_id=new_session_id(),
         call_id=call.id,
         turn_id=turn.turn_id,
         deadline=deadline,
@@ -222,7 +223,26 @@ async def dispatch(actor: SessionActor, call: ToolCall, node_id: str, coordinate
         f"call {call.name} again with taskId {task_id}."
     )
     _emit_started(actor, task, call, coordinates, text, new_child=True)
+    await actor.flush()  # the parent knows of the child before it exists: a crash now loses nothing
+    await give_work(actor, task, message, new_child=True)
     return _receipt(call, text)
+
+
+async def give_work(actor: SessionActor, task: TaskState, message: str, *, new_child: bool) -> None:
+    """Create the child of a new task, or give an existing child the task's current message (both once).
+
+    Called again by recovery for tasks the events started, so a crash between the parent's events
+    and the child's creation cannot strand a task.
+    """
+    if new_child:
+        child = actor.runtime.agent_for_node(task.node_id)
+        wrapped = first_message(task.name, child.manifest.description, message)
+        await actor.runtime.create_child(actor.session_id, task, wrapped)
+    elif not await actor.runtime.send_to_child(task, message):
+        error = {"code": "AGENT_SESSION_ENDED", "message": f"The session of task {task.task_id} has ended."}
+        result = settle_task(actor, {"taskId": task.task_id, "status": "failed", "error": error})
+        if result is not None:
+            actor.checkpoint_later(history=[result])
 
 
 def action_entry(call: ToolCall, delegation: dict[str, tuple[str, ToolDefinition]]) -> dict[str, Any]:

@@ -96,6 +96,8 @@ class ToolManifest(_Model):
     kind: Literal["sync", "async", "generator", "async-generator", "builtin"]
     approval: Literal["never", "always", "policy"] = "never"
     ends_turn: bool = False
+    workflow: bool = False
+    """Durable: resumed by replaying its journal after a restart."""
     has_model_output_projection: bool = False
     context_parameter: str | None = None
     source: SourceInfo

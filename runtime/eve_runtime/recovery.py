@@ -9,6 +9,9 @@ turn's history is rebuilt without running anything again:
 - the interrupted step contributes its tool calls whose start (`actions.requested`) is durable,
   each answered with its recorded result when `action.result` made it to the log, or as
   *abandoned* otherwise: such a call is never run again, and the model is told so;
+- except a workflow tool's call (`@tool(workflow=True)`) without a result: it is *resumed*, its
+  body run again with the journal its events hold (see `eve_runtime.workflow`), first thing in
+  the next step;
 - text the interrupted step streamed is dropped (streamed deltas stay on the stream).
 
 The turn then re-runs the interrupted step, with the same `turnId`, `stepIndex` and `sequence`.
@@ -24,6 +27,7 @@ from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessag
 from eve_runtime.models.base import Usage
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.session_state import CallRecord
+from eve_runtime.workflow import journal_from_events
 
 __all__ = ["ABANDONED_TEXT", "RecoveredSteps", "recover_executed", "recover_steps"]
 
@@ -58,6 +62,8 @@ class RecoveredSteps:
     """The usage of the steps that completed after the checkpoint."""
     replied: bool = False
     """The last step completed with the turn's final reply: the turn only needs closing."""
+    resume: list[CallRecord] = field(default_factory=list)
+    """Workflow calls of the interrupted step to run again with their journals."""
 
 
 def _result_content(agent: RuntimeAgent, name: str, data: dict[str, Any]) -> tuple[str, bool]:
@@ -112,6 +118,7 @@ def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]
                 step.cost_usd = raw.get("costUsd")
     history: list[Message] = []
     usage: list[tuple[Usage, float | None]] = []
+    resume: list[CallRecord] = []
     interrupted = False
     for index in sorted(steps):
         step = steps[index]
@@ -128,6 +135,11 @@ def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]
         )
         for call in step.calls:
             recorded = step.results.get(call.id)
+            if recorded is None and _is_workflow(agent, call.name):
+                journal = journal_from_events(call.id, events)
+                resume.append(CallRecord(id=call.id, name=call.name, arguments=call.arguments, journal=journal))
+                next_step = index + 1  # the step's model call is done: the next one starts with the resumed calls
+                continue
             if recorded is None:
                 history.append(ToolMessage(tool_call_id=call.id, name=call.name, content=ABANDONED_TEXT, is_error=True))
                 continue
@@ -140,18 +152,35 @@ def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]
         and not last.calls
         and last.finish_reason not in (None, "tool-calls", "other")
     )
-    return RecoveredSteps(history=history, next_step=next_step, interrupted=interrupted, usage=usage, replied=replied)
+    return RecoveredSteps(
+        history=history, next_step=next_step, interrupted=interrupted, usage=usage, replied=replied, resume=resume
+    )
 
 
-def recover_executed(agent: RuntimeAgent, calls: list[CallRecord], events: list[dict[str, Any]]) -> list[Message]:
-    """Approved calls that may have run before a crash: their recorded results, or abandoned."""
+def _is_workflow(agent: RuntimeAgent, name: str) -> bool:
+    tool = agent.tools.get(name)
+    return tool is not None and tool.options.workflow
+
+
+def recover_executed(
+    agent: RuntimeAgent, calls: list[CallRecord], events: list[dict[str, Any]]
+) -> tuple[list[Message], list[CallRecord]]:
+    """Calls that may have run at the start of a step before a crash (approved or resumed ones).
+
+    Returns their recorded results (or abandoned), and the workflow calls to resume again with
+    their journals extended by what these events add.
+    """
     results = {e["data"]["result"]["callId"]: e["data"] for e in events if e.get("type") == "action.result"}
     messages: list[Message] = []
+    resume: list[CallRecord] = []
     for call in calls:
         recorded = results.get(call.id)
-        if recorded is None:
+        if recorded is None and _is_workflow(agent, call.name):
+            journal = [*(call.journal or []), *journal_from_events(call.id, events)]
+            resume.append(call.model_copy(update={"journal": journal}))
+        elif recorded is None:
             messages.append(ToolMessage(tool_call_id=call.id, name=call.name, content=ABANDONED_TEXT, is_error=True))
         else:
             content, is_error = _result_content(agent, call.name, recorded)
             messages.append(ToolMessage(tool_call_id=call.id, name=call.name, content=content, is_error=is_error))
-    return messages
+    return messages, resume

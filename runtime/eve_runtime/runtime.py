@@ -23,10 +23,10 @@ from eve_runtime.actor import LoadedSession, SessionActor
 from eve_runtime.config import DEFAULT_SUBAGENT_TIMEOUT_MS
 from eve_runtime.delegation import AGENT_TOOL, CHILD_PREFIX
 from eve_runtime.ids import new_delivery_id, new_session_id
-from eve_runtime.messages import ToolCall
 from eve_runtime.models import resolve_model
 from eve_runtime.models.base import Model
 from eve_runtime.runtime_agent import RuntimeAgent
+from eve_runtime.session_state import TaskState
 from eve_runtime.sources import ROOT_NODE_ID
 from eve_runtime.store.base import (
     DeliveryKind,
@@ -180,33 +180,32 @@ class Runtime:
             return None
         return (timeout if timeout is not None else DEFAULT_SUBAGENT_TIMEOUT_MS) / 1000
 
-    async def create_child(self, parent: SessionActor, node_id: str, task_id: str, call: ToolCall, message: str) -> str:
-        """Create (once per call) the child session of a task, with its first message; returns its id."""
-        turn = parent.turn
+    async def create_child(self, parent_id: str, task: TaskState, message: str) -> None:
+        """Create the child session of a new task, with its first message (once: again is a no-op)."""
         link = {
-            "sessionId": parent.session_id,
-            "taskId": task_id,
-            "name": call.name,
-            "callId": call.id,
-            "turnId": turn.turn_id,
+            "sessionId": parent_id,
+            "taskId": task.task_id,
+            "name": task.name,
+            "callId": task.call_id,
+            "turnId": task.turn_id,
         }
         record = dataclasses.replace(
-            self.new_record(operation_id=f"task:{parent.session_id}:{call.id}", agent=self.agent_for_node(node_id)),
-            agent=CHILD_PREFIX + node_id,
+            self.new_record(operation_id=f"task:{parent_id}:{task.call_id}", agent=self.agent_for_node(task.node_id)),
+            id=task.child_session_id,
+            agent=CHILD_PREFIX + task.node_id,
         )
-        payload = {"message": message, "parent": link, "taskCall": call.id, "turnPolicy": "queue"}
+        payload = {"message": message, "parent": link, "taskCall": task.call_id, "turnPolicy": "queue"}
         first = NewDelivery(id=new_delivery_id(), kind="message", payload=payload)
         session, created = await self.store.create_session(record, first)
         if created:
             self._schedule_deadline(session)
             self._wake(session)
-        return session.id
 
-    async def send_to_child(self, child_id: str, call: ToolCall, message: str) -> bool:
-        """Give an idle child another message for `call`; False when its session has ended."""
-        payload = {"message": message, "turnPolicy": "queue", "taskCall": call.id}
+    async def send_to_child(self, task: TaskState, message: str) -> bool:
+        """Give a task's child another message for the task's current call (once); False when it has ended."""
+        payload = {"message": message, "turnPolicy": "queue", "taskCall": task.call_id}
         try:
-            await self.deliver(child_id, "message", payload, idempotency_key=f"task-call:{call.id}")
+            await self.deliver(task.child_session_id, "message", payload, idempotency_key=f"task-call:{task.call_id}")
         except SessionNotActive:
             return False
         return True

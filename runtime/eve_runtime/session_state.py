@@ -92,6 +92,8 @@ class CallRecord(_State):
     id: str
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    journal: list[dict[str, Any]] | None = None
+    """For a workflow tool resumed after a restart: what its body already did (replayed, not redone)."""
 
 
 class PendingRequest(_State):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from eve_runtime.delegation import AGENT_TOOL, settle_task, tasks_note, working_tasks
+from eve_runtime.delegation import AGENT_TOOL, give_work, settle_task, tasks_note, working_tasks
 from eve_runtime.messages import Message, ToolCall, ToolMessage, UserMessage
 from eve_runtime.relay import forward_answers
 from eve_runtime.session_state import CallRecord, TaskState
@@ -148,16 +148,27 @@ async def park_on_tasks(actor: SessionActor, history: list[Message], *, wait: To
     await actor.commit(history=history)
 
 
-def recover_tasks(actor: SessionActor, events: list[dict[str, Any]]) -> None:
-    """Tasks started or settled by events after the checkpoint (their child sessions exist)."""
+async def recover_tasks(actor: SessionActor, events: list[dict[str, Any]]) -> None:
+    """Tasks started, given work or settled by events after the checkpoint.
+
+    The work those events started is handed to the children again (creating a child that does
+    not exist yet): both are idempotent, so a child that already has it is left alone.
+    """
     state = actor.state
     nodes: dict[str, str] = {}
+    messages: dict[str, str] = {}
+    started: dict[str, bool] = {}
+    """Tasks whose work began in these events: whether the child is new."""
     for event in events:
         data = event.get("data", {})
         kind = event.get("type")
         if kind == "actions.requested":
-            nodes.update({a["callId"]: a["nodeId"] for a in data.get("actions", []) if "nodeId" in a})
+            for action in data.get("actions", []):
+                if "nodeId" in action:
+                    nodes[action["callId"]] = action["nodeId"]
+                    messages[action["callId"]] = str(action.get("input", {}).get("message", ""))
         elif kind == "agent.started" and data.get("taskId") not in state.tasks:
+            started[data["taskId"]] = True
             node_id = nodes.get(data["callId"], AGENT_TOOL)
             timeout = actor.runtime.delegation_timeout(node_id)
             state.tasks[data["taskId"]] = TaskState(
@@ -172,5 +183,10 @@ def recover_tasks(actor: SessionActor, events: list[dict[str, Any]]) -> None:
         elif kind == "task.started" and data.get("taskId") in state.tasks:
             task = state.tasks[data["taskId"]]
             task.status, task.call_id, task.turn_id = "working", data["callId"], data["turnId"]
+            started.setdefault(task.task_id, False)
         elif kind == "task.settled" and data.get("taskId") in state.tasks:
             state.tasks[data["taskId"]].status = "idle"
+    for task_id, new_child in started.items():
+        work = state.tasks.get(task_id)
+        if work is not None and work.status == "working" and work.call_id in messages:
+            await give_work(actor, work, messages[work.call_id], new_child=new_child)

@@ -62,7 +62,7 @@ class ToolOutcome:
         return data
 
 
-def _json_safe(value: Any) -> Any:
+def json_safe(value: Any) -> Any:
     """The value as plain JSON data; raises ValueError/TypeError when it cannot be."""
     plain = to_jsonable_python(value)
     return json.loads(json.dumps(plain, allow_nan=False))
@@ -119,7 +119,7 @@ def cancelled_outcome(call: ToolCall) -> ToolOutcome:
 
 def _settle(call: ToolCall, tool: RuntimeTool, output: Any) -> ToolOutcome:
     try:
-        output = _json_safe(output)
+        output = json_safe(output)
     except (TypeError, ValueError) as exc:
         return _failure(call, "OUTPUT_NOT_SERIALIZABLE", f"The tool returned a value that is not JSON: {exc}")
     if isinstance(output, dict):
@@ -182,7 +182,7 @@ async def run_tool(
 
 def _partial(value: Any) -> Any:
     try:
-        return _json_safe(value)
+        return json_safe(value)
     except (TypeError, ValueError):
         return repr(value)
 

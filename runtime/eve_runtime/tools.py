@@ -9,6 +9,7 @@ last yield) is the result.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
@@ -37,6 +38,8 @@ class ToolOptions:
     """End the turn after this call when no other tool ran in the step."""
     to_model_output: Callable[[Any], Any] | None = None
     """Turn the result into what the model sees (the stream still gets the full result)."""
+    workflow: bool = False
+    """A durable tool: after a restart its body runs again, replaying its journaled `ctx` calls."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,7 @@ def tool(
     description: str | None = None,
     ends_turn: bool = False,
     to_model_output: Callable[[Any], Any] | None = None,
+    workflow: bool = False,
 ) -> Callable[[F], F]: ...
 
 
@@ -66,6 +70,7 @@ def tool(
     description: str | None = None,
     ends_turn: bool = False,
     to_model_output: Callable[[Any], Any] | None = None,
+    workflow: bool = False,
 ) -> F | Callable[[F], F]:
     """Mark a function as the tool of its file and set its options.
 
@@ -79,6 +84,9 @@ def tool(
         description: Overrides the docstring as the model-facing description.
         ends_turn: End the turn after this call when no other tool ran in the step.
         to_model_output: Maps the result to what the model sees.
+        workflow: Make an `async` tool durable: its `ctx.ask`, `ctx.sleep` and `ctx.step` are
+            journaled, and after a restart the body runs again replaying them, instead of the
+            call being abandoned. Side effects belong in `ctx.step` so they run once.
 
     Example:
         ```python
@@ -98,13 +106,21 @@ def tool(
         raise DefinitionError("@tool: 'ends_turn' must be True or False", field="ends_turn")
     if to_model_output is not None and not callable(to_model_output):
         raise DefinitionError("@tool: 'to_model_output' must be a function", field="to_model_output")
+    if not isinstance(workflow, bool):
+        raise DefinitionError("@tool: 'workflow' must be True or False", field="workflow")
     options = ToolOptions(
-        needs_approval=needs_approval, description=description, ends_turn=ends_turn, to_model_output=to_model_output
+        needs_approval=needs_approval,
+        description=description,
+        ends_turn=ends_turn,
+        to_model_output=to_model_output,
+        workflow=workflow,
     )
 
     def mark(target: F) -> F:
         if not callable(target) or isinstance(target, type):
             raise DefinitionError("@tool must decorate a function", field=None)
+        if workflow and not inspect.iscoroutinefunction(target):
+            raise DefinitionError("@tool(workflow=True) needs an `async def` function", field="workflow")
         setattr(target, _OPTIONS_ATTRIBUTE, options)
         return target
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from eve_runtime.context import ToolContext
+from eve_runtime.context import AbortSignal, ParentInfo, ToolContext
 from eve_runtime.conversation import REPLY_TOOL, build_request, unwrap_reply
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.delegation import (
@@ -51,6 +51,7 @@ from eve_runtime.session_state import step_usage_wire
 from eve_runtime.store.base import DeliveryRecord, StoreError
 from eve_runtime.task_flow import absorb_results, note_tasks, park_on_tasks
 from eve_runtime.tool_runner import ToolOutcome, cancelled_outcome, refused_outcome, run_tool
+from eve_runtime.workflow import CallHost, QuestionBoard
 
 if TYPE_CHECKING:
     from eve_runtime.actor import SessionActor
@@ -102,6 +103,9 @@ class TurnRunner:
         self.actor = actor
         self.steering: list[DeliveryRecord] = []
         self.task_results: list[DeliveryRecord] = []
+        self.questions = QuestionBoard(actor)
+        """Questions the turn's running tools wait on (`ctx.ask`)."""
+        self._aborts: dict[str, AbortSignal] = {}
         """Task reports that arrived while a step ran: they settle at the next step boundary."""
         self.cancel_delivery: DeliveryRecord | None = None
         self.cancel_requested = False
@@ -120,6 +124,8 @@ class TurnRunner:
     def steer(self, delivery: DeliveryRecord) -> None:
         """A message for this turn: abort a model call without output yet, else join at the boundary."""
         self.steering.append(delivery)
+        for abort in self._aborts.values():
+            abort.abort("steered")  # tools waiting on a person or the clock stop early
         if self._model_task is not None and not self._output_started and self._interrupt is None:
             self._interrupt = "steer"
             self._model_task.cancel()
@@ -387,7 +393,8 @@ class TurnRunner:
             turn.execute_started = True  # from here on, a crash answers them as abandoned
             actor.checkpoint_later()
             await actor.flush()
-        outcomes = await self._run_tools(calls, step_index)
+        journals = {c.id: c.journal for c in turn.execute if c.journal is not None}
+        outcomes = await self._run_tools(calls, step_index, journals=journals)
         messages: list[Message] = [
             ToolMessage(
                 tool_call_id=c.id, name=c.name, content=outcomes[c.id].model_content, is_error=outcomes[c.id].is_error
@@ -480,10 +487,14 @@ class TurnRunner:
 
     # -- tools -----------------------------------------------------------------------------
 
-    async def _run_tools(self, calls: Sequence[ToolCall], step_index: int) -> dict[str, ToolOutcome]:
+    async def _run_tools(
+        self, calls: Sequence[ToolCall], step_index: int, *, journals: dict[str, list[dict[str, Any]]] | None = None
+    ) -> dict[str, ToolOutcome]:
+        """Run calls in parallel; `journals` replays workflow tools resumed after a restart."""
         actor = self.actor
         turn = actor.turn
         coordinates = self._step_coordinates(step_index)
+        self.questions.step_index = step_index
         outcomes: dict[str, ToolOutcome] = {}
         if not calls:
             return outcomes
@@ -503,13 +514,23 @@ class TurnRunner:
             return sink
 
         tasks: dict[asyncio.Task[ToolOutcome], ToolCall] = {}
+        parent = actor.state.parent
         for call in calls:
+            abort = AbortSignal()
+            self._aborts[call.id] = abort
+            journal = (journals or {}).get(call.id)
             context = ToolContext(
                 session_id=actor.session_id,
                 turn_id=turn.turn_id,
                 sequence=turn.sequence,
                 call_id=call.id,
                 tool_name=call.name,
+                principal_id=actor.runtime.principal_id,
+                parent=ParentInfo(parent.session_id, parent.call_id, parent.task_id, parent.turn_id, parent.name)
+                if parent is not None
+                else None,
+                abort_signal=abort,
+                host=CallHost(actor, self.questions, call, coordinates, abort, journal),
             )
             task = asyncio.create_task(
                 run_tool(
@@ -533,6 +554,7 @@ class TurnRunner:
                         continue
                     call = tasks[finished]
                     outcome: ToolOutcome = finished.result()
+                    self._aborts.pop(call.id, None)
                     crashpoint("after-tool-effect")
                     outcomes[call.id] = outcome
                     actor.emit("action.result", {**outcome.result_event(call.name), **coordinates})
@@ -544,11 +566,14 @@ class TurnRunner:
                     pending = set()
         finally:
             watcher.cancel()
+            for call in calls:
+                self._aborts.pop(call.id, None)
         return outcomes
 
     # -- endings ---------------------------------------------------------------------------
 
     async def _finish_cancelled(self, history: list[Message]) -> None:
+        self.questions.cancel_all()
         await self.actor.end_turn_cancelled(history=history, cancel=self.cancel_delivery)
 
     async def _finish_failed(self, failure: _StepFailed) -> None:
