@@ -239,6 +239,19 @@ async def test_cancel_while_parked(h: Harness) -> None:
     assert of_type(events, "message.received")[-1]["data"]["message"] == "approve"
 
 
+async def test_cancelling_twice_cancels_once(h: Harness) -> None:
+    sid, _request_id = await park(h)
+    assert await h.rt.cancel(sid)
+    await h.rt.cancel(sid)
+    await h.turns(sid, 1)
+    await h.send(sid, "/reply after")
+    events = await h.turns(sid, 2)
+    await h.stop()
+    assert types(events).count("turn.cancelled") == 1
+    assert types(events).count("input.resolved") == 1
+    assert last_reply(events) == "after"
+
+
 async def test_a_parked_approval_survives_a_restart_and_runs_once(h: Harness) -> None:
     sid, request_id = await park(h)
     await h.restart()

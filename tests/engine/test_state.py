@@ -71,3 +71,26 @@ def test_state_outside_a_session_is_an_error() -> None:
     handle = define_state("outside", lambda: 1)
     with pytest.raises(StateError, match="only available while eve runs a tool"):
         handle.get()
+
+
+async def test_a_subagent_sees_the_initial_value(tmp_path: Path) -> None:
+    files = {
+        **STATE_TOOLS,
+        "agent/subagents/helper/agent.py": (
+            'from eve_runtime import define_agent\n\nagent = define_agent(model="test", description="Counts.")\n'
+        ),
+        "agent/subagents/helper/instructions.md": "You count.\n",
+        "agent/subagents/helper/tools/peek.py": '''
+from ....lib.counters import visits
+
+def peek() -> int:
+    """Read the count."""
+    return visits.get()
+''',
+    }
+    h = await make_harness(tmp_path, files)
+    sid = await h.create('/call visit {}\n/call helper {"message": "/call peek {}"}')
+    events = await h.turns(sid, 1)
+    await h.stop()
+    assert [r["data"]["result"]["output"] for r in of_type(events, "action.result")][0] == 1
+    assert of_type(events, "task.settled")[0]["data"]["output"] == "peek -> 0"  # the child's own value
