@@ -351,6 +351,9 @@ class SessionActor:
             client_context=client_context_entries(delivery.payload.get("clientContext")),
             output_schema=delivery.payload.get("outputSchema"),
             task_call=delivery.payload.get("taskCall"),
+            tool_call=CallRecord.model_validate(delivery.payload["toolCall"])
+            if "toolCall" in delivery.payload
+            else None,
         )
         state.next_sequence = sequence + 1
         state.turn = turn

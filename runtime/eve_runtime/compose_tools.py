@@ -204,6 +204,7 @@ def _compose_file(
         approval="policy" if callable(approval) else ("always" if approval else "never"),
         ends_turn=options.ends_turn,
         workflow=options.workflow,
+        task=options.task,
         has_model_output_projection=options.to_model_output is not None,
         context_parameter=schema.context_parameter,
         source=source_info(node_id, named, export=function.__name__),

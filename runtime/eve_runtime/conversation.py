@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from eve_runtime.delegation import delegation_tools, task_tool_definitions
+from eve_runtime.delegation import delegation_tools, task_tool_definitions, tool_task_names
 from eve_runtime.messages import Message, SystemMessage, UserMessage
 from eve_runtime.models.base import ModelRequest, ModelSettings, ToolDefinition
 from eve_runtime.runtime_agent import RuntimeAgent
@@ -80,7 +80,7 @@ def tool_definitions(agent: RuntimeAgent, turn: TurnState | None, *, is_root: bo
     ]
     delegation = delegation_tools(agent, is_root=is_root)
     tools.extend(definition for _node, definition in delegation.values())
-    if delegation:
+    if delegation or tool_task_names(agent):
         tools.extend(task_tool_definitions())
     if turn is not None and turn.output_schema is not None:
         tools.append(reply_tool(turn.output_schema))

@@ -46,6 +46,7 @@ __all__ = [
     "task_cancel_call",
     "task_result_message",
     "task_tool_definitions",
+    "tool_task_names",
     "tasks_note",
     "working_tasks",
 ]
@@ -105,6 +106,11 @@ def delegation_tools(agent: RuntimeAgent, *, is_root: bool) -> dict[str, tuple[s
     if is_root and statuses.get(AGENT_TOOL) == "active" and AGENT_TOOL not in agent.tools:
         tools[AGENT_TOOL] = (AGENT_TOOL, ToolDefinition(AGENT_TOOL, _AGENT_DESCRIPTION + _GUIDANCE, _agent_schema()))
     return tools
+
+
+def tool_task_names(agent: RuntimeAgent) -> set[str]:
+    """The agent's tools that run as tasks (`@tool(task=True)`)."""
+    return {name for name, tool in agent.tools.items() if tool.options.task}
 
 
 def task_tool_definitions() -> list[ToolDefinition]:
@@ -228,16 +234,20 @@ async def dispatch(actor: SessionActor, call: ToolCall, node_id: str, coordinate
     return _receipt(call, text)
 
 
-async def give_work(actor: SessionActor, task: TaskState, message: str, *, new_child: bool) -> None:
+async def give_work(
+    actor: SessionActor, task: TaskState, message: str, *, new_child: bool, tool_call: ToolCall | None = None
+) -> None:
     """Create the child of a new task, or give an existing child the task's current message (both once).
 
     Called again by recovery for tasks the events started, so a crash between the parent's events
-    and the child's creation cannot strand a task.
+    and the child's creation cannot strand a task. A tool task's child runs `tool_call`.
     """
-    if new_child:
+    if tool_call is not None:
+        task.child_session_id = await actor.runtime.create_child(actor.session_id, task, "", tool_call=tool_call)
+    elif new_child:
         child = actor.runtime.agent_for_node(task.node_id)
         wrapped = first_message(task.name, child.manifest.description, message)
-        await actor.runtime.create_child(actor.session_id, task, wrapped)
+        task.child_session_id = await actor.runtime.create_child(actor.session_id, task, wrapped)
     elif not await actor.runtime.send_to_child(task, message):
         error = {"code": "AGENT_SESSION_ENDED", "message": f"The session of task {task.task_id} has ended."}
         result = settle_task(actor, {"taskId": task.task_id, "status": "failed", "error": error})
@@ -270,15 +280,49 @@ def presentation_label(call: ToolCall) -> str:
     return f"{call.name[:1].upper()}{call.name[1:]}: {first}"
 
 
+async def dispatch_tool_task(actor: SessionActor, call: ToolCall, coordinates: dict[str, Any]) -> ToolOutcome:
+    """Start a tool task: the call runs in a session of its own and answers here with a receipt."""
+    state = actor.state
+    if len(working_tasks(state)) >= MAX_WORKING_TASKS:
+        return _refusal(call, "TOO_MANY_TASKS", f"At most {MAX_WORKING_TASKS} tasks can work at once.")
+    turn = actor.turn
+    task = TaskState(
+        task_id=new_task_id(call.name),
+        name=call.name,
+        kind="tool",
+        node_id=actor.agent.manifest.node_id,
+        child_session_id=new_session_id(),
+        call_id=call.id,
+        turn_id=turn.turn_id,
+    )
+    state.tasks[task.task_id] = task
+    actor.emit(
+        "task.started",
+        {"callId": call.id, "kind": "tool", "name": call.name, "taskId": task.task_id, "turnId": turn.turn_id},
+    )
+    text = f"Started task {task.task_id}. Its result will arrive in a <task_result> message."
+    outcome = ToolOutcome(
+        call=call, status="completed", output={"status": "working", "taskId": task.task_id}, model_content=text
+    )
+    actor.emit("action.result", {**outcome.result_event(call.name), **coordinates})
+    await actor.flush()  # the parent knows of the task before its session exists
+    await give_work(actor, task, "", new_child=True, tool_call=call)
+    return outcome
+
+
 async def run_task_call(
     actor: SessionActor,
     call: ToolCall,
     delegation: dict[str, tuple[str, ToolDefinition]],
     coordinates: dict[str, Any],
 ) -> ToolOutcome:
-    """Run a delegation call or `eve__task_cancel`, emitting its `action.result` (and task events)."""
+    """Run a delegation call, a tool task or `eve__task_cancel`, emitting its `action.result` (and task events)."""
     if call.name == TASK_CANCEL:
         outcome = await task_cancel_call(actor, call)
+    elif call.name not in delegation:
+        outcome = await dispatch_tool_task(actor, call, coordinates)
+        if not outcome.is_error:
+            return outcome
     else:
         outcome = await dispatch(actor, call, delegation[call.name][0], coordinates)
         if not outcome.is_error:
@@ -331,7 +375,7 @@ def settle_task(actor: SessionActor, payload: dict[str, Any]) -> UserMessage | N
     task.status = "idle"
     data: dict[str, Any] = {
         "callId": task.call_id,
-        "kind": "agent",
+        "kind": task.kind,
         "name": task.name,
         "status": status,
         "taskId": task.task_id,
@@ -361,7 +405,7 @@ async def cancel_tasks(actor: SessionActor, *, reason: str, task_ids: list[str] 
             {
                 "callId": task.call_id,
                 "cancel": {"reason": reason},
-                "kind": "agent",
+                "kind": task.kind,
                 "name": task.name,
                 "status": "cancelled",
                 "taskId": task.task_id,

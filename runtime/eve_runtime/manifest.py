@@ -98,6 +98,8 @@ class ToolManifest(_Model):
     ends_turn: bool = False
     workflow: bool = False
     """Durable: resumed by replaying its journal after a restart."""
+    task: bool = False
+    """Runs in the background as a task (a receipt now, the result later)."""
     has_model_output_projection: bool = False
     context_parameter: str | None = None
     source: SourceInfo

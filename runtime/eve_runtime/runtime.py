@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import heapq
+import json
 import logging
 import time
 from collections import OrderedDict
@@ -23,6 +24,7 @@ from eve_runtime.actor import LoadedSession, SessionActor
 from eve_runtime.config import DEFAULT_SUBAGENT_TIMEOUT_MS
 from eve_runtime.delegation import AGENT_TOOL, CHILD_PREFIX
 from eve_runtime.ids import new_delivery_id, new_session_id
+from eve_runtime.messages import ToolCall
 from eve_runtime.models import resolve_model
 from eve_runtime.models.base import Model
 from eve_runtime.runtime_agent import RuntimeAgent
@@ -180,8 +182,14 @@ class Runtime:
             return None
         return (timeout if timeout is not None else DEFAULT_SUBAGENT_TIMEOUT_MS) / 1000
 
-    async def create_child(self, parent_id: str, task: TaskState, message: str) -> None:
-        """Create the child session of a new task, with its first message (once: again is a no-op)."""
+    async def create_child(
+        self, parent_id: str, task: TaskState, message: str, *, tool_call: ToolCall | None = None
+    ) -> str:
+        """Create the child session of a new task, with its first message (once: again is a no-op).
+
+        A tool task's child gets `tool_call` to run instead of a message for a model. Returns the
+        child's id: the task's, or the one an earlier attempt created for the same call.
+        """
         link = {
             "sessionId": parent_id,
             "taskId": task.task_id,
@@ -194,12 +202,16 @@ class Runtime:
             id=task.child_session_id,
             agent=CHILD_PREFIX + task.node_id,
         )
-        payload = {"message": message, "parent": link, "taskCall": task.call_id, "turnPolicy": "queue"}
+        payload: dict[str, Any] = {"message": message, "parent": link, "taskCall": task.call_id, "turnPolicy": "queue"}
+        if tool_call is not None:
+            payload["message"] = f"{tool_call.name} {json.dumps(tool_call.arguments, separators=(',', ':'))}"
+            payload["toolCall"] = {"id": tool_call.id, "name": tool_call.name, "arguments": tool_call.arguments}
         first = NewDelivery(id=new_delivery_id(), kind="message", payload=payload)
         session, created = await self.store.create_session(record, first)
         if created:
             self._schedule_deadline(session)
             self._wake(session)
+        return session.id
 
     async def send_to_child(self, task: TaskState, message: str) -> bool:
         """Give a task's child another message for the task's current call (once); False when it has ended."""

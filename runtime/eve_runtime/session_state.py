@@ -123,9 +123,10 @@ class TaskState(_State):
     task_id: str
     name: str
     """The tool that started it (the subagent's name, or `agent`)."""
-    kind: Literal["agent"] = "agent"
+    kind: Literal["agent", "tool"] = "agent"
     node_id: str
-    """The agent the child session runs (`subagents/researcher`, or `agent` for a copy of this one)."""
+    """The agent the child session runs (`subagents/researcher`, `agent` for a copy of this one, or
+    for a tool task the node of the agent whose tool it is)."""
     child_session_id: str
     call_id: str
     """The call that gave it its current work."""
@@ -173,6 +174,8 @@ class TurnState(_State):
     """Whether those calls may have started (a crash then answers them as abandoned, never runs them again)."""
     task_call: str | None = None
     """In a child session: the parent's call this turn works for (its report names it)."""
+    tool_call: CallRecord | None = None
+    """In a tool task's session: the one call the turn runs (no model call)."""
     waiting_on_tasks: bool = False
     """Parked until a task settles (or a message arrives): no turn ends while a task works."""
     wait_call: CallRecord | None = None

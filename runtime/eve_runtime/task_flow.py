@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from eve_runtime.delegation import AGENT_TOOL, give_work, settle_task, tasks_note, working_tasks
+from eve_runtime.ids import new_session_id
 from eve_runtime.messages import Message, ToolCall, ToolMessage, UserMessage
 from eve_runtime.relay import forward_answers
 from eve_runtime.session_state import CallRecord, TaskState
@@ -157,6 +158,7 @@ async def recover_tasks(actor: SessionActor, events: list[dict[str, Any]]) -> No
     state = actor.state
     nodes: dict[str, str] = {}
     messages: dict[str, str] = {}
+    calls: dict[str, ToolCall] = {}
     started: dict[str, bool] = {}
     """Tasks whose work began in these events: whether the child is new."""
     for event in events:
@@ -167,6 +169,22 @@ async def recover_tasks(actor: SessionActor, events: list[dict[str, Any]]) -> No
                 if "nodeId" in action:
                     nodes[action["callId"]] = action["nodeId"]
                     messages[action["callId"]] = str(action.get("input", {}).get("message", ""))
+                else:
+                    name = action.get("toolName", "")
+                    calls[action["callId"]] = ToolCall(
+                        id=action["callId"], name=name, arguments=action.get("input", {})
+                    )
+        elif kind == "task.started" and data.get("kind") == "tool" and data.get("taskId") not in state.tasks:
+            state.tasks[data["taskId"]] = TaskState(
+                task_id=data["taskId"],
+                name=data["name"],
+                kind="tool",
+                node_id=actor.agent.manifest.node_id,
+                child_session_id=new_session_id(),  # replaced by the one created for this call, if any
+                call_id=data["callId"],
+                turn_id=data["turnId"],
+            )
+            started[data["taskId"]] = True
         elif kind == "agent.started" and data.get("taskId") not in state.tasks:
             started[data["taskId"]] = True
             node_id = nodes.get(data["callId"], AGENT_TOOL)
@@ -188,5 +206,9 @@ async def recover_tasks(actor: SessionActor, events: list[dict[str, Any]]) -> No
             state.tasks[data["taskId"]].status = "idle"
     for task_id, new_child in started.items():
         work = state.tasks.get(task_id)
-        if work is not None and work.status == "working" and work.call_id in messages:
+        if work is None or work.status != "working":
+            continue
+        if work.kind == "tool" and work.call_id in calls:
+            await give_work(actor, work, "", new_child=True, tool_call=calls[work.call_id])
+        elif work.call_id in messages:
             await give_work(actor, work, messages[work.call_id], new_child=new_child)

@@ -40,6 +40,8 @@ class ToolOptions:
     """Turn the result into what the model sees (the stream still gets the full result)."""
     workflow: bool = False
     """A durable tool: after a restart its body runs again, replaying its journaled `ctx` calls."""
+    task: bool = False
+    """Runs in the background as a task: the call answers with a receipt, the result comes later."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ def tool(
     ends_turn: bool = False,
     to_model_output: Callable[[Any], Any] | None = None,
     workflow: bool = False,
+    task: bool = False,
 ) -> Callable[[F], F]: ...
 
 
@@ -71,6 +74,7 @@ def tool(
     ends_turn: bool = False,
     to_model_output: Callable[[Any], Any] | None = None,
     workflow: bool = False,
+    task: bool = False,
 ) -> F | Callable[[F], F]:
     """Mark a function as the tool of its file and set its options.
 
@@ -87,6 +91,9 @@ def tool(
         workflow: Make an `async` tool durable: its `ctx.ask`, `ctx.sleep` and `ctx.step` are
             journaled, and after a restart the body runs again replaying them, instead of the
             call being abandoned. Side effects belong in `ctx.step` so they run once.
+        task: Run the tool in the background as a task (a durable workflow tool in a session of
+            its own): the call answers at once with a receipt, the turn goes on, and the result
+            reaches the model as a `<task_result>` message when the tool returns.
 
     Example:
         ```python
@@ -108,19 +115,23 @@ def tool(
         raise DefinitionError("@tool: 'to_model_output' must be a function", field="to_model_output")
     if not isinstance(workflow, bool):
         raise DefinitionError("@tool: 'workflow' must be True or False", field="workflow")
+    if not isinstance(task, bool):
+        raise DefinitionError("@tool: 'task' must be True or False", field="task")
     options = ToolOptions(
         needs_approval=needs_approval,
         description=description,
         ends_turn=ends_turn,
         to_model_output=to_model_output,
-        workflow=workflow,
+        workflow=workflow or task,
+        task=task,
     )
 
     def mark(target: F) -> F:
         if not callable(target) or isinstance(target, type):
             raise DefinitionError("@tool must decorate a function", field=None)
-        if workflow and not inspect.iscoroutinefunction(target):
-            raise DefinitionError("@tool(workflow=True) needs an `async def` function", field="workflow")
+        if (workflow or task) and not inspect.iscoroutinefunction(target):
+            field = "task" if task else "workflow"
+            raise DefinitionError(f"@tool({field}=True) needs an `async def` function", field=field)
         setattr(target, _OPTIONS_ATTRIBUTE, options)
         return target
 

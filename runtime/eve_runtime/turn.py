@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from eve_runtime.delegation import (
     delegation_tools,
     presentation_label,
     run_task_call,
+    tool_task_names,
     working_tasks,
 )
 from eve_runtime.limits import exceeded_limit
@@ -47,7 +49,7 @@ from eve_runtime.models.base import (
     ToolInputDelta,
 )
 from eve_runtime.parked import decide_calls, park_for_approval, park_for_limit
-from eve_runtime.session_state import step_usage_wire
+from eve_runtime.session_state import CallRecord, step_usage_wire
 from eve_runtime.store.base import DeliveryRecord, StoreError
 from eve_runtime.task_flow import absorb_results, note_tasks, park_on_tasks
 from eve_runtime.tool_runner import ToolOutcome, cancelled_outcome, refused_outcome, run_tool
@@ -117,7 +119,10 @@ class TurnRunner:
         self._batch_size = actor.agent.config.experimental.workflow.model_calls_per_step
         self._batch_start = actor.state.turn.step_index if actor.state.turn is not None else 0
         self._delegation = delegation_tools(actor.agent, is_root=actor.is_root)
-        self._task_tools = {*self._delegation, TASK_WAIT, TASK_CANCEL} if self._delegation else set()
+        tool_tasks = tool_task_names(actor.agent)
+        self._task_tools = (
+            {*self._delegation, *tool_tasks, TASK_WAIT, TASK_CANCEL} if self._delegation or tool_tasks else set()
+        )
 
     # -- called by the actor ------------------------------------------------------------------
 
@@ -155,6 +160,9 @@ class TurnRunner:
             if self.steering:
                 await self._absorb_steering()
                 continue
+            if turn.tool_call is not None:
+                await self._run_tool_task(turn.tool_call)
+                return
             await absorb_results(actor, self.task_results)
             note_tasks(actor)
             if await self._step() in (StepEnd.DONE, StepEnd.PARKED):
@@ -384,6 +392,37 @@ class TurnRunner:
             actor.emit("action.result", {**outcomes[call.id].result_event(call.name), **coordinates})
         return wait
 
+    async def _run_tool_task(self, record: CallRecord) -> None:
+        """A tool task's session: run its one call (resuming it after a restart), and end with its result."""
+        actor = self.actor
+        turn = actor.turn
+        call = ToolCall(id=record.id, name=record.name, arguments=record.arguments)
+        done = next((m for m in actor.history if isinstance(m, ToolMessage) and m.tool_call_id == call.id), None)
+        if done is None:
+            journal = next((c.journal for c in turn.execute if c.id == call.id), None)
+            if not turn.execute:  # the first attempt: its start record is durable before it runs
+                entry = {"callId": call.id, "input": call.arguments, "kind": "tool-call", "toolName": call.name}
+                actor.emit("actions.requested", {"actions": [entry], **self._step_coordinates(0)})
+                await actor.flush()
+            turn.execute = []
+            outcome = (await self._run_tools([call], 0, journals={call.id: journal or []}))[call.id]
+            if self.cancel_requested:
+                await self._finish_cancelled([])
+                return
+        else:  # it finished before a restart: its recorded result stands
+            outcome = ToolOutcome(
+                call=call,
+                status="failed" if done.is_error else "completed",
+                output=_parsed(done.content),
+                model_content=done.content,
+                is_error=done.is_error,
+            )
+        if outcome.status == "completed":
+            await actor.end_turn_completed(history=[], result=outcome.output)
+        else:
+            error = outcome.error or {"code": "EXECUTION_FAILED", "message": outcome.model_content}
+            await actor.end_turn_failed(str(error.get("code", "EXECUTION_FAILED")), str(error.get("message", "")), None)
+
     async def _run_approved(self, step_index: int) -> None:
         """Run the calls a person approved, first thing in the step after the approval."""
         actor = self.actor
@@ -566,6 +605,8 @@ class TurnRunner:
                     pending = set()
         finally:
             watcher.cancel()
+            for task in tasks:
+                task.cancel()  # the runner itself was cancelled (a stop): no tool outlives its turn's runner
             for call in calls:
                 self._aborts.pop(call.id, None)
         return outcomes
@@ -584,6 +625,13 @@ class TurnRunner:
             data["details"] = failure.details
         actor.emit("step.failed", {**data, **self._step_coordinates(turn.step_index)})
         await actor.end_turn_failed(failure.code, failure.message, failure.details)
+
+
+def _parsed(content: str) -> Any:
+    try:
+        return json.loads(content)
+    except ValueError:
+        return content
 
 
 def _error_details(error: ModelError) -> dict[str, Any]:

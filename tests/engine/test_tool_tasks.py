@@ -1,0 +1,130 @@
+"""Tools that run as tasks (`@tool(task=True)`): receipts, results, failures, cancels and restarts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.engine.harness import Event, Harness, fast_options, make_harness, of_type, types
+from tests.engine.test_workflow_tools import Clock
+
+pytestmark = pytest.mark.anyio
+
+TOOLS = {
+    "agent/tools/report.py": '''
+from eve_runtime import ToolContext, tool
+
+@tool(task=True)
+async def report(topic: str, ledger: str, seconds: float, ctx: ToolContext) -> dict:
+    """Write a report in the background."""
+    def note(text):
+        with open(ledger, "a") as handle:
+            handle.write(text + "\\n")
+    await ctx.step(note, "started " + topic)
+    await ctx.sleep(seconds)
+    await ctx.step(note, "finished " + topic)
+    return {"topic": topic, "pages": 3}
+''',
+    "agent/tools/broken.py": '''
+from eve_runtime import tool
+
+@tool(task=True)
+async def broken() -> str:
+    """Fail in the background."""
+    raise RuntimeError("the printer is on fire")
+''',
+}
+
+
+def call(tool: str, **arguments: Any) -> str:
+    return f"/call {tool} {json.dumps(arguments)}"
+
+
+def settled(events: list[Event]) -> list[dict[str, Any]]:
+    return [e["data"] for e in of_type(events, "task.settled")]
+
+
+async def sleeping_child(h: Harness, parent: str) -> str:
+    """The tool task's session, once its tool sleeps (journaled)."""
+    await h.wait_for(parent, lambda ev: "task.started" in types(ev))
+    child = next(s.id for s in await h.store.list_sessions() if s.id != parent)
+
+    def sleeps(events: list[Event]) -> bool:
+        return any(e["data"]["result"]["output"].get("status") == "sleeping" for e in of_type(events, "action.partial"))
+
+    await h.wait_for(child, sleeps)
+    return child
+
+
+@pytest.fixture
+async def h(tmp_path: Path) -> Harness:
+    return await make_harness(tmp_path, TOOLS)
+
+
+async def test_a_task_tool_answers_with_a_receipt_and_settles_with_its_result(h: Harness, tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.txt"
+    sid = await h.create(call("report", topic="tides", ledger=str(ledger), seconds=0.05))
+    events = await h.turns(sid, 1)
+    await h.stop()
+    names = types(events)
+    started = of_type(events, "task.started")[0]["data"]
+    task_id = started["taskId"]
+    assert started["kind"] == "tool" and started["name"] == "report" and task_id.startswith("report-")
+    receipt = of_type(events, "action.result")[0]["data"]
+    assert receipt["result"]["output"] == {"status": "working", "taskId": task_id}
+    assert names.index("step.completed") < names.index("task.started") < names.index("action.result")
+    assert settled(events) == [
+        {
+            "callId": started["callId"],
+            "kind": "tool",
+            "name": "report",
+            "output": {"topic": "tides", "pages": 3},
+            "status": "completed",
+            "taskId": task_id,
+            "turnId": "turn_0",
+        }
+    ]
+    assert names.index("task.settled") < names.index("turn.completed")
+    assert ledger.read_text() == "started tides\nfinished tides\n"
+
+
+async def test_a_failing_task_tool_settles_failed(h: Harness) -> None:
+    sid = await h.create(call("broken"))
+    events = await h.turns(sid, 1)
+    await h.stop()
+    result = settled(events)[0]
+    assert result["status"] == "failed"
+    assert "the printer is on fire" in result["error"]["message"]
+    assert types(events)[-2:] == ["turn.completed", "session.waiting"]
+
+
+async def test_cancel_stops_a_task_tool(h: Harness, tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.txt"
+    sid = await h.create(call("report", topic="slow", ledger=str(ledger), seconds=30))
+    child = await sleeping_child(h, sid)
+    await h.rt.cancel(sid)
+    events = await h.turns(sid, 1)
+    child_events = await h.turns(child, 1)
+    await h.stop()
+    assert "turn.cancelled" in types(child_events)
+    assert settled(events)[0]["status"] == "cancelled"
+    assert types(events)[-3:] == ["task.settled", "turn.cancelled", "session.waiting"]
+    assert ledger.read_text() == "started slow\n"
+
+
+async def test_a_task_tool_killed_mid_sleep_finishes_once_after_a_restart(tmp_path: Path) -> None:
+    clock = Clock()
+    h = await make_harness(tmp_path, TOOLS, options=fast_options(clock=clock))
+    ledger = tmp_path / "ledger.txt"
+    sid = await h.create(call("report", topic="night", ledger=str(ledger), seconds=3600))
+    await sleeping_child(h, sid)
+    await h.crash()
+    clock.offset = 3600
+    await h.restart()
+    events = await h.turns(sid, 1)
+    await h.stop()
+    assert ledger.read_text() == "started night\nfinished night\n"
+    assert [s["status"] for s in settled(events)] == ["completed"]
