@@ -442,6 +442,24 @@ class SessionActor:
         model: Model = configured
         return model, model.model_id
 
+    def join_turn(self, delivery: DeliveryRecord) -> UserMessage:
+        """A message joins the running turn: `message.received` (its delivery id on every later event).
+
+        Returns what the model reads for it (the caller decides whether it enters history).
+        """
+        self.add_delivery_id(delivery.id)
+        text, parts = self.message_of(delivery)
+        turn = self.turn
+        self.emit(
+            "message.received", {"message": text, "parts": parts, "sequence": turn.sequence, "turnId": turn.turn_id}
+        )
+        return UserMessage(content=self.model_text_of(delivery))
+
+    def names_another_turn(self, delivery: DeliveryRecord) -> bool:
+        """A cancel naming a turn other than the running one (consumed as a no-op)."""
+        target = delivery.payload.get("turnId")
+        return delivery.kind == "cancel" and target is not None and target != self.turn.turn_id
+
     def add_delivery_id(self, delivery_id: str) -> None:
         """A steering message joins the turn: its delivery id goes on every later event."""
         turn = self.turn

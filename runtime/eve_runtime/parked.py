@@ -33,7 +33,7 @@ from eve_runtime.approval import (
     new_request_id,
 )
 from eve_runtime.limits import Exceeded, grant, limit_request
-from eve_runtime.messages import Message, ToolCall, ToolMessage, UserMessage
+from eve_runtime.messages import Message, ToolCall, ToolMessage
 from eve_runtime.relay import relay_to_parent
 from eve_runtime.session_state import Awaiting, CallRecord, PendingRequest
 from eve_runtime.store.base import DeliveryRecord
@@ -136,16 +136,10 @@ async def handle_while_parked(actor: SessionActor, delivery: DeliveryRecord) -> 
         if first.kind == "session-limit":
             return "deferred"  # neither continue nor stop: it waits, and the prompt stays
         await _resolve(actor, withdraw="ignored")
-        actor.add_delivery_id(delivery.id)
-        text, parts = actor.message_of(delivery)
-        actor.emit(
-            "message.received", {"message": text, "parts": parts, "sequence": turn.sequence, "turnId": turn.turn_id}
-        )
-        actor.checkpoint_later(history=[UserMessage(content=actor.model_text_of(delivery))], consumed=[delivery.id])
+        actor.checkpoint_later(history=[actor.join_turn(delivery)], consumed=[delivery.id])
         return "resumed"
     if delivery.kind in ("cancel", "reset"):
-        target = delivery.payload.get("turnId")
-        if delivery.kind == "cancel" and target is not None and target != turn.turn_id:
+        if actor.names_another_turn(delivery):
             await actor.commit(consumed=[delivery.id])
             return "parked"
         history, _ = await _resolve(actor, withdraw="cancelled")

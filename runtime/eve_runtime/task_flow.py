@@ -90,17 +90,10 @@ async def handle_while_waiting(actor: SessionActor, delivery: DeliveryRecord | N
     if delivery.kind in ("message", "responses") and await forward_answers(actor, delivery):
         return "parked"  # an answer to a child's request: the child settles it and reports back
     if delivery.kind == "message":
-        actor.add_delivery_id(delivery.id)
-        text, parts = actor.message_of(delivery)
-        actor.emit(
-            "message.received", {"message": text, "parts": parts, "sequence": turn.sequence, "turnId": turn.turn_id}
-        )
-        user = UserMessage(content=actor.model_text_of(delivery))
-        _resume(actor, "A new message arrived.", [*expired, user], [delivery.id])
+        _resume(actor, "A new message arrived.", [*expired, actor.join_turn(delivery)], [delivery.id])
         return "resumed"
     if delivery.kind in ("cancel", "reset"):
-        target = delivery.payload.get("turnId")
-        if delivery.kind == "cancel" and target is not None and target != turn.turn_id:
+        if actor.names_another_turn(delivery):
             await actor.commit(consumed=[delivery.id])
             return "parked"
         history: list[Message] = list(expired)

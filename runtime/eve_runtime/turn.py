@@ -36,7 +36,7 @@ from eve_runtime.delegation import (
     working_tasks,
 )
 from eve_runtime.limits import exceeded_limit
-from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage
 from eve_runtime.models.base import (
     Finish,
     Model,
@@ -172,11 +172,7 @@ class TurnRunner:
         actor = self.actor
         for delivery in list(self.steering):
             self.steering.remove(delivery)
-            actor.add_delivery_id(delivery.id)
-            text, parts = actor.message_of(delivery)
-            actor.emit("message.received", {"message": text, "parts": parts, **self._turn_coordinates()})
-            user = UserMessage(content=actor.model_text_of(delivery))
-            actor.checkpoint_later(history=[user], consumed=[delivery.id])
+            actor.checkpoint_later(history=[actor.join_turn(delivery)], consumed=[delivery.id])
 
     # -- one step ----------------------------------------------------------------------------
 

@@ -111,13 +111,7 @@ class QuestionBoard:
             matched = first.matches(str(delivery.payload.get("message", "")))
             if matched is None:
                 return False  # it steers the turn instead
-            actor.add_delivery_id(delivery.id)
-            message, parts = actor.message_of(delivery)
-            turn = actor.turn
-            actor.emit(
-                "message.received",
-                {"message": message, "parts": parts, "sequence": turn.sequence, "turnId": turn.turn_id},
-            )
+            actor.join_turn(delivery)  # recorded just before the input.resolved it produces
             self.close(first.request_id, "answered", matched)
             answered = True
         else:
