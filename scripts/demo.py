@@ -6,6 +6,10 @@
    stream is followed to `session.waiting` and the reply printed.
 4. Durability: a slow turn is killed mid-stream with SIGKILL, the server is started again, and
    the same turn finishes (same turn id, the interrupted step run again).
+5. A person in the loop: `send_alert` needs approval; the turn parks, survives another SIGKILL,
+   and the approval sent after the restart runs the tool once.
+6. A subagent: the `forecaster` subagent works in a child session of its own; its reply
+   settles the task.
 
 Run: `make demo` (or `.venv/bin/python scripts/demo.py`).
 """
@@ -69,6 +73,25 @@ def follow_to_reply(client: httpx.Client, session: str, start: int = 0) -> list[
     return seen
 
 
+def wait_for(client: httpx.Client, session: str, event_type: str, start: int) -> dict[str, Any]:
+    """Poll the stream (a bounded read) until an event of this type appears after `start`."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        found = [e for e in events(client, session)[start:] if e["type"] == event_type]
+        if found:
+            return found[0]
+        time.sleep(0.1)
+    raise SystemExit(f"no {event_type} within 30 s")
+
+
+def restart(server: subprocess.Popen[str]) -> tuple[subprocess.Popen[str], str]:
+    """kill -9 the server's process group, then start it again."""
+    os.killpg(server.pid, signal.SIGKILL)
+    server.wait()
+    print("   kill -9, then eve start again:")
+    return start_server()
+
+
 def reply(seen: list[dict[str, Any]]) -> str:
     done = [e for e in seen if e["type"] == "message.completed" and e["data"]["finishReason"] != "tool-calls"]
     return str(done[-1]["data"]["message"]) if done else ""
@@ -95,11 +118,8 @@ def main() -> None:
             client.post(f"/eve/v1/session/{session}", json={"message": slow})
             time.sleep(1.0)
             partial = [e for e in events(client, session)[before:] if e["type"] == "message.appended"]
-            print(f"   {len(partial)} text deltas streamed, then: kill -9")
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
-            print("   eve start again:")
-            server, url = start_server()
+            print(f"   {len(partial)} text deltas streamed")
+            server, url = restart(server)
         with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
             seen = follow_to_reply(client, session, before)
             turns = {e["data"]["turnId"] for e in seen if "turnId" in e["data"]}
@@ -107,6 +127,31 @@ def main() -> None:
             print(
                 f"   the same turn finished ({', '.join(sorted(turns))}; step.started indexes {steps}): {reply(seen)}"
             )
+
+            print("5. A person in the loop: send_alert needs an approval")
+            alert = '/call send_alert {"city": "Paris", "message": "Storm tonight"}'
+            before = len(events(client, session))
+            client.post(f"/eve/v1/session/{session}", json={"message": alert})
+            request = wait_for(client, session, "input.requested", before)["data"]["requests"][0]
+            wait_for(client, session, "turn.waiting", before)
+            print(f"   input.requested {request['requestId']} ({request['kind']}); the turn waits, no process holds it")
+            server, url = restart(server)
+        with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
+            answer = {"inputResponses": [{"requestId": request["requestId"], "optionId": "approve"}]}
+            print("   POST {'inputResponses': [{... 'optionId': 'approve'}]}:")
+            client.post(f"/eve/v1/session/{session}", json=answer).raise_for_status()
+            seen = follow_to_reply(client, session, before)
+            runs = [e for e in seen if e["type"] == "action.result" and e["data"]["result"]["toolName"] == "send_alert"]
+            print(f"   send_alert ran {len(runs)} time(s) after the restart: {reply(seen)}")
+
+            print("6. A subagent: forecaster works in a child session of its own")
+            before = len(events(client, session))
+            delegate = '/call forecaster {"message": "/reply Sunny, then rain, then sun."}'
+            client.post(f"/eve/v1/session/{session}", json={"message": delegate})
+            seen = follow_to_reply(client, session, before)
+            child = next(e["data"] for e in seen if e["type"] == "agent.started")
+            settled = next(e["data"] for e in seen if e["type"] == "task.settled")
+            print(f"   child session {child['sessionId']} ({child['streamPath']}) replied: {settled['output']}")
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
