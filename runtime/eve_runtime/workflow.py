@@ -231,14 +231,14 @@ class CallHost:
                 return {"status": "cancelled"}
             full = {"requestId": new_request_id(), "kind": "question", **request}
             actor.emit("input.requested", {"callId": self.call.id, "requests": [full], **self.coordinates})
-            turn = actor.turn
-            actor.emit(
-                "turn.waiting",
-                {"on": "input", "sequence": turn.sequence, "turnId": turn.turn_id, "usage": actor.state.usage.wire()},
-            )
-            await actor.flush()  # the question is durable before anyone can answer it
         else:
-            full = entry["request"]  # asked before a restart: the same question waits again
+            full = entry["request"]  # asked before a restart: the same question waits again, not asked twice
+        turn = actor.turn
+        actor.emit(
+            "turn.waiting",
+            {"on": "input", "sequence": turn.sequence, "turnId": turn.turn_id, "usage": actor.state.usage.wire()},
+        )
+        await actor.flush()  # the question is durable (and the wait shown) before anyone can answer it
         question = self.board.add(full, self.call.id)
         if await self._aborted_within(question.future):
             self.board.close(question.request_id, "cancelled")  # withdrawn: the turn was steered

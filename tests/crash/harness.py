@@ -310,24 +310,36 @@ def check(client: Client, sessions: list[str], ledger: Path) -> Report:
         attempts: Counter[tuple[str, int]] = Counter()
         received: Counter[str] = Counter()
         resolved: set[str] = set()
+        requested_in: dict[str, int] = {}  # callId -> the step that requested it
+        opened: tuple[str, int] | None = None  # the step just started, until its first event
         ended = False
         for event in events:
             data = event["data"]
             if ended:
                 report.events_after_end += 1
             kind = event["type"]
+            call = data.get("callId") or data.get("result", {}).get("callId")
+            if opened is not None and kind != "step.started":
+                # A step that opens by going on with a workflow call of an earlier step (or by waiting
+                # again on its question) resumes it from its journal after a restart: not an attempt of
+                # its own, as no STEP_INTERRUPTED counts it.
+                if kind == "turn.waiting" or (call is not None and requested_in.get(call, opened[1]) < opened[1]):
+                    attempts[opened] -= 1
+                opened = None
             if kind == "turn.started":
                 turns[data["turnId"]] += 1
             elif kind in TERMINALS:
                 terminals[data["turnId"]] += 1
             elif kind == "step.started":
                 attempts[(data["turnId"], data["stepIndex"])] += 1
+                opened = (data["turnId"], data["stepIndex"])
             elif kind == "message.received":
                 received[event["meta"]["deliveryIds"][-1]] += 1
             elif kind == "input.resolved":
                 resolved.update(r["requestId"] for r in data["resolutions"])
             elif kind == "actions.requested":
                 started_calls.update((session, a["callId"]) for a in data["actions"])
+                requested_in.update((a["callId"], data["stepIndex"]) for a in data["actions"])
             elif kind in ("session.completed", "session.failed"):
                 ended = True
         report.turns += len(turns)
