@@ -32,6 +32,7 @@ __all__ = [
     "apply_relay",
     "forward_answers",
     "notify_parent",
+    "relay_now",
     "relay_to_parent",
     "report_turn_end",
     "withdraw_relayed",
@@ -81,6 +82,25 @@ def report_turn_end(actor: SessionActor, status: str, history: list[Message], ex
     _post(actor, f"task:{turn.task_call}:{turn.turn_id}", report)
     if len(actor.state.outbox) > before:
         actor.state.usage_reported = UsageTotals.model_validate(usage.model_dump())
+
+
+async def relay_now(actor: SessionActor, kind: str, data: dict[str, Any]) -> None:
+    """Relay a running tool's question (or its resolution) to the parent at once.
+
+    A tool waits inside a step, where no checkpoint is written, so this does not go through the
+    outbox: it is delivered directly, under the same key, and again after a restart (the parent's
+    inbox drops the repeat).
+    """
+    parent = actor.state.parent
+    turn = actor.state.turn
+    if parent is None or turn is None or turn.task_call is None:
+        return
+    ids = ",".join(sorted(r["requestId"] for r in data.get("requests", data.get("resolutions", []))))
+    payload = {"taskId": parent.task_id, "callId": turn.task_call, "relay": kind, "data": data}
+    try:
+        await actor.runtime.deliver(parent.session_id, "task", payload, idempotency_key=f"relay:{kind}:{ids}")
+    except SessionNotActive:
+        pass
 
 
 async def notify_parent(actor: SessionActor) -> None:

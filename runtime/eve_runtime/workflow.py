@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from eve_runtime.approval import match_option, new_request_id
 from eve_runtime.context import AbortSignal, AskResult, SleepResult
 from eve_runtime.messages import ToolCall
+from eve_runtime.relay import relay_now
 from eve_runtime.tool_runner import json_safe
 
 if TYPE_CHECKING:
@@ -48,6 +49,8 @@ class OpenQuestion:
     request: dict[str, Any]
     call_id: str
     future: asyncio.Future[AskResult] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    resolution: dict[str, Any] | None = None
+    """How it was resolved (`input.resolved`'s entry), once it was."""
 
     @property
     def request_id(self) -> str:
@@ -91,6 +94,7 @@ class QuestionBoard:
         if response is not None:
             resolution["response"] = {"requestId": request_id, **response}
         self.actor.emit("input.resolved", {"resolutions": [resolution], **self._coordinates(question.call_id)})
+        question.resolution = resolution
         if not question.future.done():
             question.future.set_result(answer_of(resolution))
 
@@ -239,11 +243,13 @@ class CallHost:
             {"on": "input", "sequence": turn.sequence, "turnId": turn.turn_id, "usage": actor.state.usage.wire()},
         )
         await actor.flush()  # the question is durable (and the wait shown) before anyone can answer it
+        await relay_now(actor, "requested", {"requests": [full]})  # a subagent's person is its parent's
         question = self.board.add(full, self.call.id)
         if await self._aborted_within(question.future):
             self.board.close(question.request_id, "cancelled")  # withdrawn: the turn was steered
-            return {"status": "cancelled"}
-        return question.future.result()
+        if question.resolution is not None:
+            await relay_now(actor, "resolved", {"resolutions": [question.resolution]})
+        return question.future.result() if question.future.done() else {"status": "cancelled"}
 
     async def sleep(self, seconds: float) -> SleepResult:
         entry = self._replay("sleep")

@@ -399,3 +399,31 @@ async def test_cancel_withdraws_relayed_requests_before_the_task_settles(tmp_pat
     names = types(events)
     assert names[-4:] == ["input.resolved", "task.settled", "turn.cancelled", "session.waiting"]
     assert of_type(events, "input.resolved")[-1]["data"]["resolutions"][0]["outcome"] == "cancelled"
+
+
+ASKING = {
+    "agent/subagents/helper/tools/pick.py": '''
+from eve_runtime import ToolContext
+
+async def pick(ctx: ToolContext) -> dict:
+    """Ask which colour."""
+    return dict(await ctx.ask("Which colour?", options=["Red", "Blue"]))
+''',
+}
+
+
+async def test_a_childs_question_is_relayed_and_answered_on_the_parent(tmp_path: Path) -> None:
+    h = await make_harness(tmp_path, {**HELPER, **ASKING})
+    sid = await h.create(call("helper", message=call("pick")))
+    events = await h.wait_for(sid, lambda ev: any(e["type"] == "input.requested" for e in ev))
+    requested = of_type(events, "input.requested")[0]["data"]
+    request = requested["requests"][0]
+    assert request["kind"] == "question" and request["prompt"] == "Which colour?"
+    assert requested["taskId"] == of_type(events, "task.started")[0]["data"]["taskId"]
+    await h.send(sid, "blue")  # a plain answer works for a lone relayed question
+    events = await h.turns(sid, 1)
+    await h.stop()
+    resolved = of_type(events, "input.resolved")[0]["data"]
+    assert resolved["resolutions"][0]["outcome"] == "answered"
+    assert resolved["resolutions"][0]["response"]["optionId"] == "blue"
+    assert settled(events)[0]["output"] == 'pick -> {"optionId":"blue","status":"answered"}'
