@@ -25,7 +25,7 @@ from eve_runtime.messages import Message, MessageAdapter, UserMessage
 from eve_runtime.models.base import Finish, Model
 from eve_runtime.parked import handle_while_parked
 from eve_runtime.recovery import recover_executed, recover_steps
-from eve_runtime.relay import notify_parent, relayed_answers, report_turn_end
+from eve_runtime.relay import notify_parent, relayed_answers, report_reply, report_turn_end
 from eve_runtime.resolvers import DynamicContext, ResolverError, resolve_instructions, resolve_model_id
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.session_state import CallRecord, ParentLink, SessionState, TurnState
@@ -280,6 +280,8 @@ class SessionActor:
                 keep.append(delivery)  # it waits for this turn to end
             elif delivery.kind in ("responses", "message") and runner.questions.answer(delivery):
                 continue  # it answered a running tool's question
+            elif runner.serve_inbox.offer(delivery):
+                continue  # more input for the served tool this session runs
             elif delivery.kind == "task" or (delivery.kind == "responses" and relayed_answers(self, delivery)):
                 runner.task_results.append(delivery)  # applied at the next step boundary
             elif delivery.kind == "message" and delivery.payload.get("turnPolicy", "steer") == "steer":
@@ -298,7 +300,11 @@ class SessionActor:
         self._inbox = keep
 
     async def _handle_idle(self, delivery: DeliveryRecord) -> None:
-        if delivery.kind == "task":  # a report after its turn ended (a task that was cancelled): nothing waits
+        if delivery.kind == "message" and "serveInput" in delivery.payload:  # for a served tool that returned
+            call_id = str(delivery.payload["serveInput"].get("callId"))
+            await report_reply(self, call_id, "The task has ended: its tool returned.", ended=True)
+            await self.commit(consumed=[delivery.id])
+        elif delivery.kind == "task":  # a report after its turn ended (a task that was cancelled): nothing waits
             message = settle_task(self, delivery.payload)
             await self.commit(history=[message] if message is not None else [], consumed=[delivery.id])
         elif delivery.kind in ("message", "responses"):

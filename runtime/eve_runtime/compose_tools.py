@@ -205,6 +205,7 @@ def _compose_file(
         ends_turn=options.ends_turn,
         workflow=options.workflow,
         task=options.task,
+        serve=options.serve,
         has_model_output_projection=options.to_model_output is not None,
         context_parameter=schema.context_parameter,
         source=source_info(node_id, named, export=function.__name__),

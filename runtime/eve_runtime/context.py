@@ -110,6 +110,8 @@ class ToolHost(Protocol):
 
     async def step(self, name: str, function: Callable[..., Any], args: tuple[Any, ...]) -> Any: ...
 
+    async def reply(self, output: Any) -> dict[str, Any]: ...
+
 
 @dataclass(frozen=True)
 class ToolContext:
@@ -190,6 +192,14 @@ class ToolContext:
         """
         label = name or str(getattr(function, "__name__", "step"))
         return await self._host("step").step(label, function, args)
+
+    async def reply(self, output: Any) -> dict[str, Any]:
+        """In a `@tool(serve=True)` tool: settle the current call with `output`, then wait for the next.
+
+        Returns the next call's input (the model called the tool again with this task's
+        `taskId`). Journaled like `step`: after a restart, earlier replies are not sent again.
+        """
+        return await self._host("reply").reply(output)
 
 
 def option_id(label: str) -> str:

@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from eve_runtime.delegation import delegation_tools, task_tool_definitions, tool_task_names
+from eve_runtime.delegation import delegation_tools, task_tool_definitions, tool_task_names, with_task_id
 from eve_runtime.messages import Message, SystemMessage, UserMessage
 from eve_runtime.models.base import ModelRequest, ModelSettings, ToolDefinition
 from eve_runtime.runtime_agent import RuntimeAgent
@@ -75,7 +75,11 @@ def _instruction_messages(agent: RuntimeAgent, state: SessionState, turn: TurnSt
 def tool_definitions(agent: RuntimeAgent, turn: TurnState | None, *, is_root: bool = True) -> list[ToolDefinition]:
     """The tools offered on every call of the turn: authored, delegation and task tools, and `eve__reply`."""
     tools = [
-        ToolDefinition(name=t.name, description=t.manifest.description, input_schema=t.manifest.input_schema)
+        ToolDefinition(
+            name=t.name,
+            description=t.manifest.description,
+            input_schema=with_task_id(t.manifest.input_schema) if t.options.serve else t.manifest.input_schema,
+        )
         for t in agent.tools.values()
     ]
     delegation = delegation_tools(agent, is_root=is_root)

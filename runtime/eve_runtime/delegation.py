@@ -47,6 +47,7 @@ __all__ = [
     "task_result_message",
     "task_tool_definitions",
     "tool_task_names",
+    "with_task_id",
     "tasks_note",
     "working_tasks",
 ]
@@ -106,6 +107,16 @@ def delegation_tools(agent: RuntimeAgent, *, is_root: bool) -> dict[str, tuple[s
     if is_root and statuses.get(AGENT_TOOL) == "active" and AGENT_TOOL not in agent.tools:
         tools[AGENT_TOOL] = (AGENT_TOOL, ToolDefinition(AGENT_TOOL, _AGENT_DESCRIPTION + _GUIDANCE, _agent_schema()))
     return tools
+
+
+def with_task_id(schema: dict[str, Any]) -> dict[str, Any]:
+    """A served tool's input schema, plus the optional `taskId` that gives an existing task more input."""
+    properties = dict(schema.get("properties", {}))
+    properties["taskId"] = {
+        "type": "string",
+        "description": "The id of a task this tool started, to give it this input. Omit it to start a new task.",
+    }
+    return {**schema, "properties": properties}
 
 
 def tool_task_names(agent: RuntimeAgent) -> set[str]:
@@ -242,8 +253,15 @@ async def give_work(
     Called again by recovery for tasks the events started, so a crash between the parent's events
     and the child's creation cannot strand a task. A tool task's child runs `tool_call`.
     """
-    if tool_call is not None:
+    if tool_call is not None and new_child:
         task.child_session_id = await actor.runtime.create_child(actor.session_id, task, "", tool_call=tool_call)
+    elif tool_call is not None:
+        arguments = {k: v for k, v in tool_call.arguments.items() if k != "taskId"}
+        if not await actor.runtime.serve_input(task, arguments):
+            error = {"code": "TASK_ENDED", "message": f"Task {task.task_id} has ended."}
+            result = settle_task(actor, {"taskId": task.task_id, "status": "failed", "error": error})
+            if result is not None:
+                actor.checkpoint_later(history=[result])
     elif new_child:
         child = actor.runtime.agent_for_node(task.node_id)
         wrapped = first_message(task.name, child.manifest.description, message)
@@ -281,8 +299,10 @@ def presentation_label(call: ToolCall) -> str:
 
 
 async def dispatch_tool_task(actor: SessionActor, call: ToolCall, coordinates: dict[str, Any]) -> ToolOutcome:
-    """Start a tool task: the call runs in a session of its own and answers here with a receipt."""
+    """Start a tool task (or give a served one more input): the work runs in a session of its own."""
     state = actor.state
+    if call.arguments.get("taskId") is not None:
+        return await _serve_again(actor, call, coordinates)
     if len(working_tasks(state)) >= MAX_WORKING_TASKS:
         return _refusal(call, "TOO_MANY_TASKS", f"At most {MAX_WORKING_TASKS} tasks can work at once.")
     turn = actor.turn
@@ -307,6 +327,31 @@ async def dispatch_tool_task(actor: SessionActor, call: ToolCall, coordinates: d
     actor.emit("action.result", {**outcome.result_event(call.name), **coordinates})
     await actor.flush()  # the parent knows of the task before its session exists
     await give_work(actor, task, "", new_child=True, tool_call=call)
+    return outcome
+
+
+async def _serve_again(actor: SessionActor, call: ToolCall, coordinates: dict[str, Any]) -> ToolOutcome:
+    task_id = str(call.arguments["taskId"])
+    task = actor.state.tasks.get(task_id)
+    if task is None or task.kind != "tool" or task.name != call.name:
+        return _refusal(call, "UNKNOWN_TASK", f"There is no task {task_id!r} of {call.name} in this session.")
+    if task.ended:
+        return _refusal(call, "TASK_ENDED", f"Task {task_id} has ended; call {call.name} without taskId to start one.")
+    if task.status == "working":
+        return _refusal(call, "TASK_BUSY", f"Task {task_id} is still working; wait for its result first.")
+    turn = actor.turn
+    task.status, task.call_id, task.turn_id = "working", call.id, turn.turn_id
+    actor.emit(
+        "task.started",
+        {"callId": call.id, "kind": "tool", "name": call.name, "taskId": task.task_id, "turnId": turn.turn_id},
+    )
+    text = f"Sent to task {task.task_id}. Its result will arrive in a <task_result> message."
+    outcome = ToolOutcome(
+        call=call, status="completed", output={"status": "working", "taskId": task.task_id}, model_content=text
+    )
+    actor.emit("action.result", {**outcome.result_event(call.name), **coordinates})
+    await actor.flush()  # the parent knows of the work before the task gets it
+    await give_work(actor, task, "", new_child=False, tool_call=call)
     return outcome
 
 
@@ -358,6 +403,8 @@ def _emit_started(
 def settle_task(actor: SessionActor, payload: dict[str, Any]) -> UserMessage | None:
     """Apply a child's report: `task.settled`, and the `<task_result>` message for the model (None if stale)."""
     task = actor.state.tasks.get(str(payload.get("taskId")))
+    if task is not None and payload.get("final"):
+        task.ended = True  # a served tool returned: it takes no more calls
     if task is None or task.status != "working" or payload.get("callId") not in (None, task.call_id):
         return None
     if "relay" in payload:

@@ -100,6 +100,8 @@ class ToolManifest(_Model):
     """Durable: resumed by replaying its journal after a restart."""
     task: bool = False
     """Runs in the background as a task (a receipt now, the result later)."""
+    serve: bool = False
+    """A task that accepts more calls by `taskId`."""
     has_model_output_projection: bool = False
     context_parameter: str | None = None
     source: SourceInfo

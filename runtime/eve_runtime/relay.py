@@ -33,6 +33,7 @@ __all__ = [
     "forward_answers",
     "notify_parent",
     "relay_now",
+    "report_reply",
     "relay_to_parent",
     "report_turn_end",
     "withdraw_relayed",
@@ -70,6 +71,8 @@ def report_turn_end(actor: SessionActor, status: str, history: list[Message], ex
     if usage.cost_usd is not None:
         delta["costUsd"] = usage.cost_usd - (reported.cost_usd or 0.0)
     report: dict[str, Any] = {"turnId": turn.turn_id, "status": status, "usage": delta}
+    if turn.tool_call is not None:
+        report["final"] = True  # a tool task's session ends with its tool
     if status == "completed":
         if "result" in extra:
             report["output"] = extra["result"]
@@ -99,6 +102,23 @@ async def relay_now(actor: SessionActor, kind: str, data: dict[str, Any]) -> Non
     payload = {"taskId": parent.task_id, "callId": turn.task_call, "relay": kind, "data": data}
     try:
         await actor.runtime.deliver(parent.session_id, "task", payload, idempotency_key=f"relay:{kind}:{ids}")
+    except SessionNotActive:
+        pass
+
+
+async def report_reply(actor: SessionActor, call_id: str, output: Any, *, ended: bool = False) -> None:
+    """A served tool settled one call (`ctx.reply`): tell the parent at once (again after a restart: deduplicated).
+
+    With `ended`, the call came after the tool had returned: it fails with `TASK_ENDED`.
+    """
+    parent = actor.state.parent
+    if parent is None:
+        return
+    payload: dict[str, Any] = {"taskId": parent.task_id, "callId": call_id, "status": "completed", "output": output}
+    if ended:
+        payload = {**payload, "status": "failed", "final": True, "error": {"code": "TASK_ENDED", "message": output}}
+    try:
+        await actor.runtime.deliver(parent.session_id, "task", payload, idempotency_key=f"task:{call_id}:reply")
     except SessionNotActive:
         pass
 

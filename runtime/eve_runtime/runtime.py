@@ -222,6 +222,18 @@ class Runtime:
             return False
         return True
 
+    async def serve_input(self, task: TaskState, arguments: dict[str, Any]) -> bool:
+        """Give a served tool's session the input of the task's current call (once); False when it has ended."""
+        payload = {
+            "message": f"{task.name} {json.dumps(arguments, separators=(',', ':'))}",
+            "serveInput": {"callId": task.call_id, "arguments": arguments},
+        }
+        try:
+            await self.deliver(task.child_session_id, "message", payload, idempotency_key=f"task-call:{task.call_id}")
+        except SessionNotActive:
+            return False
+        return True
+
     def schedule_wake(self, session_id: str, at: float) -> None:
         """Wake the session's actor at `at` (a task or a wait timing out)."""
         heapq.heappush(self._deadlines, (at, session_id))

@@ -136,6 +136,8 @@ class TaskState(_State):
     """When the current work times out (seconds since the epoch)."""
     relayed: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Requests the child raised that are open on this stream, by request id."""
+    ended: bool = False
+    """A served tool that returned: it takes no more calls."""
 
 
 class ParentLink(_State):

@@ -202,6 +202,6 @@ async def recover_tasks(actor: SessionActor, events: list[dict[str, Any]]) -> No
         if work is None or work.status != "working":
             continue
         if work.kind == "tool" and work.call_id in calls:
-            await give_work(actor, work, "", new_child=True, tool_call=calls[work.call_id])
+            await give_work(actor, work, "", new_child=new_child, tool_call=calls[work.call_id])
         elif work.call_id in messages:
             await give_work(actor, work, messages[work.call_id], new_child=new_child)

@@ -42,6 +42,8 @@ class ToolOptions:
     """A durable tool: after a restart its body runs again, replaying its journaled `ctx` calls."""
     task: bool = False
     """Runs in the background as a task: the call answers with a receipt, the result comes later."""
+    serve: bool = False
+    """A task that stays available: later calls with its `taskId` give it more input (`ctx.reply`)."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,7 @@ def tool(
     to_model_output: Callable[[Any], Any] | None = None,
     workflow: bool = False,
     task: bool = False,
+    serve: bool = False,
 ) -> Callable[[F], F]: ...
 
 
@@ -75,6 +78,7 @@ def tool(
     to_model_output: Callable[[Any], Any] | None = None,
     workflow: bool = False,
     task: bool = False,
+    serve: bool = False,
 ) -> F | Callable[[F], F]:
     """Mark a function as the tool of its file and set its options.
 
@@ -94,6 +98,9 @@ def tool(
         task: Run the tool in the background as a task (a durable workflow tool in a session of
             its own): the call answers at once with a receipt, the turn goes on, and the result
             reaches the model as a `<task_result>` message when the tool returns.
+        serve: A task that stays available (implies `task`): the model may call the tool again
+            with the task's `taskId` to give it more input. `await ctx.reply(result)` settles the
+            current call with `result` and returns the next call's input; returning ends it.
 
     Example:
         ```python
@@ -117,6 +124,9 @@ def tool(
         raise DefinitionError("@tool: 'workflow' must be True or False", field="workflow")
     if not isinstance(task, bool):
         raise DefinitionError("@tool: 'task' must be True or False", field="task")
+    if not isinstance(serve, bool):
+        raise DefinitionError("@tool: 'serve' must be True or False", field="serve")
+    task = task or serve
     options = ToolOptions(
         needs_approval=needs_approval,
         description=description,
@@ -124,13 +134,14 @@ def tool(
         to_model_output=to_model_output,
         workflow=workflow or task,
         task=task,
+        serve=serve,
     )
 
     def mark(target: F) -> F:
         if not callable(target) or isinstance(target, type):
             raise DefinitionError("@tool must decorate a function", field=None)
         if (workflow or task) and not inspect.iscoroutinefunction(target):
-            field = "task" if task else "workflow"
+            field = "serve" if serve else "task" if task else "workflow"
             raise DefinitionError(f"@tool({field}=True) needs an `async def` function", field=field)
         setattr(target, _OPTIONS_ATTRIBUTE, options)
         return target

@@ -53,7 +53,7 @@ from eve_runtime.session_state import CallRecord, step_usage_wire
 from eve_runtime.store.base import DeliveryRecord, StoreError
 from eve_runtime.task_flow import absorb_results, note_tasks, park_on_tasks
 from eve_runtime.tool_runner import ToolOutcome, cancelled_outcome, refused_outcome, run_tool
-from eve_runtime.workflow import CallHost, QuestionBoard
+from eve_runtime.workflow import CallHost, QuestionBoard, ServeInbox
 
 if TYPE_CHECKING:
     from eve_runtime.actor import SessionActor
@@ -107,6 +107,8 @@ class TurnRunner:
         self.task_results: list[DeliveryRecord] = []
         self.questions = QuestionBoard(actor)
         """Questions the turn's running tools wait on (`ctx.ask`)."""
+        self.serve_inbox = ServeInbox()
+        """Inputs for a served tool this session runs (its later calls)."""
         self._aborts: dict[str, AbortSignal] = {}
         """Task reports that arrived while a step ran: they settle at the next step boundary."""
         self.cancel_delivery: DeliveryRecord | None = None
@@ -565,7 +567,7 @@ class TurnRunner:
                 if parent is not None
                 else None,
                 abort_signal=abort,
-                host=CallHost(actor, self.questions, call, coordinates, abort, journal),
+                host=CallHost(actor, self.questions, call, coordinates, abort, journal, self.serve_inbox),
             )
             task = asyncio.create_task(
                 run_tool(

@@ -6,7 +6,9 @@ written to the session's stream as it happens, and that is the journal:
 - `ctx.ask`: `input.requested` (a `question` request carrying the call's `callId`), then the
   turn waits (`turn.waiting` with `on: "input"`); the answer is `input.resolved`;
 - `ctx.sleep`: an `action.partial` `{"status": "sleeping", "seconds", "wakeAt"}`;
-- `ctx.step`: an `action.partial` `{"status": "step-completed", "step", "output"}`.
+- `ctx.step`: an `action.partial` `{"status": "step-completed", "step", "output"}`;
+- `ctx.reply` (a served tool): `{"status": "replied", "callId", "output"}`, then the next call's
+  input `{"status": "received", "callId", "input"}`.
 
 Each is durable before the tool goes on. When a restart interrupts a workflow tool
 (`@tool(workflow=True)`), recovery rebuilds its journal from those events
@@ -28,14 +30,22 @@ from typing import TYPE_CHECKING, Any
 from eve_runtime.approval import match_option, new_request_id
 from eve_runtime.context import AbortSignal, AskResult, SleepResult
 from eve_runtime.messages import ToolCall
-from eve_runtime.relay import relay_now
+from eve_runtime.relay import relay_now, report_reply
 from eve_runtime.tool_runner import json_safe
 
 if TYPE_CHECKING:
     from eve_runtime.actor import SessionActor
     from eve_runtime.store.base import DeliveryRecord
 
-__all__ = ["CallHost", "JournalMismatch", "OpenQuestion", "QuestionBoard", "answer_of", "journal_from_events"]
+__all__ = [
+    "CallHost",
+    "JournalMismatch",
+    "OpenQuestion",
+    "QuestionBoard",
+    "ServeInbox",
+    "answer_of",
+    "journal_from_events",
+]
 
 
 class JournalMismatch(RuntimeError):
@@ -130,6 +140,29 @@ class QuestionBoard:
             self.close(request_id, "cancelled")
 
 
+class ServeInbox:
+    """The inputs later calls give a served tool (deliveries carrying `serveInput`), in order."""
+
+    def __init__(self) -> None:
+        self._items: list[DeliveryRecord] = []
+        self._arrived = asyncio.Event()
+
+    def offer(self, delivery: DeliveryRecord) -> bool:
+        """Take a delivery that carries a served tool's input; whether it did."""
+        if delivery.kind != "message" or "serveInput" not in delivery.payload:
+            return False
+        self._items.append(delivery)
+        self._arrived.set()
+        return True
+
+    async def next(self) -> DeliveryRecord:
+        """The next input (waiting for it)."""
+        while not self._items:
+            self._arrived.clear()
+            await self._arrived.wait()
+        return self._items.pop(0)
+
+
 def answer_of(resolution: dict[str, Any]) -> AskResult:
     """What `ctx.ask` returns for an `input.resolved` resolution."""
     outcome = resolution.get("outcome")
@@ -157,6 +190,10 @@ def journal_from_events(call_id: str, events: list[dict[str, Any]]) -> list[dict
                 entries.append({"kind": "sleep", "wakeAt": output["wakeAt"]})
             elif isinstance(output, dict) and output.get("status") == "step-completed":
                 entries.append({"kind": "step", "output": output.get("output")})
+            elif isinstance(output, dict) and output.get("status") == "replied":
+                entries.append({"kind": "reply", "callId": output.get("callId"), "output": output.get("output")})
+            elif isinstance(output, dict) and output.get("status") == "received":
+                entries.append({"kind": "input", "callId": output.get("callId"), "input": output.get("input")})
         elif kind == "input.requested" and data.get("callId") == call_id and "taskId" not in data:
             for request in data.get("requests", []):
                 entry = {"kind": "ask", "request": request}
@@ -188,9 +225,11 @@ class CallHost:
         coordinates: dict[str, Any],
         abort: AbortSignal,
         journal: list[dict[str, Any]] | None = None,
+        inbox: ServeInbox | None = None,
     ) -> None:
         self.actor = actor
         self.board = board
+        self.inbox = inbox
         self.call = call
         self.coordinates = coordinates
         self.abort = abort
@@ -280,6 +319,30 @@ class CallHost:
         self._journal_partial({"status": "step-completed", "step": name, "output": output})
         await self.actor.flush()  # journaled before the body goes on
         return output
+
+    async def reply(self, output: Any) -> dict[str, Any]:
+        actor = self.actor
+        turn = actor.turn
+        if self.inbox is None or turn.tool_call is None:
+            raise RuntimeError("ctx.reply() works in a tool marked @tool(serve=True), running as a task")
+        entry = self._replay("reply")
+        value = entry["output"] if entry is not None else json_safe(output)
+        call_id = entry["callId"] if entry is not None else turn.task_call
+        if entry is None:
+            self._journal_partial({"status": "replied", "callId": call_id, "output": value})
+            await actor.flush()
+        await report_reply(actor, str(call_id), value)  # again after a restart: the parent drops the repeat
+        received = self._replay("input")
+        if received is None:
+            delivery = await self.inbox.next()
+            item = delivery.payload["serveInput"]
+            received = {"callId": item["callId"], "input": item.get("arguments", {})}
+            self._journal_partial({"status": "received", **received})
+            actor.checkpoint_later(consumed=[delivery.id], checkpoint=False)  # with its journal entry
+            await actor.flush()
+        turn.task_call = str(received["callId"])  # the turn now works for that call
+        result: dict[str, Any] = received["input"]
+        return result
 
     def _journal_partial(self, output: dict[str, Any]) -> None:
         result = {"callId": self.call.id, "kind": "tool-result", "output": output, "toolName": self.call.name}

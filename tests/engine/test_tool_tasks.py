@@ -128,3 +128,55 @@ async def test_a_task_tool_killed_mid_sleep_finishes_once_after_a_restart(tmp_pa
     await h.stop()
     assert ledger.read_text() == "started night\nfinished night\n"
     assert [s["status"] for s in settled(events)] == ["completed"]
+
+
+SERVED = {
+    "agent/tools/tally.py": '''
+from eve_runtime import ToolContext, tool
+
+@tool(serve=True)
+async def tally(n: int, ctx: ToolContext) -> int:
+    """Keep a running total: call again with the taskId to add more."""
+    total = n
+    while total < 100:
+        more = await ctx.reply(total)
+        total += more["n"]
+    return total
+''',
+}
+
+
+async def test_a_served_tool_takes_more_calls_by_task_id(tmp_path: Path) -> None:
+    h = await make_harness(tmp_path, SERVED)
+    sid = await h.create(call("tally", n=5))
+    events = await h.turns(sid, 1)
+    task_id = of_type(events, "task.started")[0]["data"]["taskId"]
+    await h.send(sid, call("tally", n=7, taskId=task_id))
+    events = await h.turns(sid, 2)
+    await h.restart()  # the served tool's state is rebuilt from its journal
+    await h.send(sid, call("tally", n=10, taskId=task_id))
+    events = await h.turns(sid, 3)
+    await h.send(sid, call("tally", n=90, taskId=task_id))
+    events = await h.turns(sid, 4)
+    await h.send(sid, call("tally", n=1, taskId=task_id))
+    events = await h.turns(sid, 5)
+    await h.stop()
+    assert [s["output"] for s in settled(events) if s["status"] == "completed"] == [5, 12, 22, 112]
+    assert {s["taskId"] for s in settled(events)} == {task_id}
+    ended = [r["data"] for r in of_type(events, "action.result") if r["data"]["status"] == "failed"]
+    assert ended[-1]["error"]["code"] == "TASK_ENDED"
+    receipts = [
+        r["data"]["result"]["output"] for r in of_type(events, "action.result") if r["data"]["status"] == "completed"
+    ]
+    assert receipts[0] == {"status": "working", "taskId": task_id}
+
+
+async def test_a_served_tool_schema_offers_task_id(tmp_path: Path) -> None:
+    h = await make_harness(tmp_path, SERVED)
+    await h.stop()
+    assert h.app.root is not None
+    from eve_runtime.conversation import tool_definitions
+
+    schema = next(t.input_schema for t in tool_definitions(h.app.root, None) if t.name == "tally")
+    assert set(schema["properties"]) == {"n", "taskId"}
+    assert schema["required"] == ["n"]
