@@ -12,11 +12,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from eve_runtime.delegation import delegation_tools, task_tool_definitions, tool_task_names, with_task_id
+from eve_runtime.delegation import delegation_tools, task_tool_definitions
 from eve_runtime.messages import Message, SystemMessage, UserMessage
 from eve_runtime.models.base import ModelRequest, ModelSettings, ToolDefinition
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.session_state import SessionState, TurnState
+from eve_runtime.task_calls import tool_task_names, with_task_id
 
 __all__ = ["REPLY_TOOL", "build_request", "client_context_entries", "reply_tool", "static_user_instructions"]
 

@@ -29,9 +29,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AGENT_TOOL",
+    "receipt",
+    "refusal",
     "action_entry",
     "presentation_label",
-    "run_task_call",
     "CHILD_PREFIX",
     "MAX_WORKING_TASKS",
     "TASK_CANCEL",
@@ -46,8 +47,6 @@ __all__ = [
     "task_cancel_call",
     "task_result_message",
     "task_tool_definitions",
-    "tool_task_names",
-    "with_task_id",
     "tasks_note",
     "working_tasks",
 ]
@@ -109,21 +108,6 @@ def delegation_tools(agent: RuntimeAgent, *, is_root: bool) -> dict[str, tuple[s
     return tools
 
 
-def with_task_id(schema: dict[str, Any]) -> dict[str, Any]:
-    """A served tool's input schema, plus the optional `taskId` that gives an existing task more input."""
-    properties = dict(schema.get("properties", {}))
-    properties["taskId"] = {
-        "type": "string",
-        "description": "The id of a task this tool started, to give it this input. Omit it to start a new task.",
-    }
-    return {**schema, "properties": properties}
-
-
-def tool_task_names(agent: RuntimeAgent) -> set[str]:
-    """The agent's tools that run as tasks (`@tool(task=True)`)."""
-    return {name for name, tool in agent.tools.items() if tool.options.task}
-
-
 def task_tool_definitions() -> list[ToolDefinition]:
     """`eve__task_wait` and `eve__task_cancel`: offered when an agent can start tasks."""
     wait = {
@@ -180,11 +164,13 @@ def task_result_message(task: TaskState, status: str, body: str) -> UserMessage:
     )
 
 
-def _receipt(call: ToolCall, text: str) -> ToolOutcome:
+def receipt(call: ToolCall, text: str) -> ToolOutcome:
+    """A task call's answer: it was accepted, the result comes later."""
     return ToolOutcome(call=call, status="completed", output=text, model_content=text)
 
 
-def _refusal(call: ToolCall, code: str, message: str) -> ToolOutcome:
+def refusal(call: ToolCall, code: str, message: str) -> ToolOutcome:
+    """A task call that was refused (`code` is the error the model reads)."""
     return ToolOutcome(
         call=call,
         status="failed",
@@ -201,29 +187,29 @@ async def dispatch(actor: SessionActor, call: ToolCall, node_id: str, coordinate
     turn = actor.turn
     message = call.arguments.get("message")
     if not isinstance(message, str) or not message.strip():
-        return _refusal(call, "INVALID_TOOL_INPUT", "message: a non-empty string is required")
+        return refusal(call, "INVALID_TOOL_INPUT", "message: a non-empty string is required")
     task_id = call.arguments.get("taskId")
     timeout = actor.runtime.delegation_timeout(node_id)
     deadline = actor.runtime.options.clock() + timeout if timeout is not None else None
     if task_id is not None:
         task = state.tasks.get(str(task_id))
         if task is None:
-            return _refusal(call, "UNKNOWN_TASK", f"There is no task {task_id!r} in this session.")
+            return refusal(call, "UNKNOWN_TASK", f"There is no task {task_id!r} in this session.")
         if task.name != call.name:
-            return _refusal(call, "AGENT_MISMATCH", f"Task {task_id!r} belongs to {task.name!r}, not {call.name!r}.")
+            return refusal(call, "AGENT_MISMATCH", f"Task {task_id!r} belongs to {task.name!r}, not {call.name!r}.")
         if task.status == "working":
-            return _refusal(call, "AGENT_BUSY", f"Task {task_id!r} is still working; wait for its result first.")
+            return refusal(call, "AGENT_BUSY", f"Task {task_id!r} is still working; wait for its result first.")
         child = await actor.store.get_session(task.child_session_id)
         if child is None or child.status != "active":
-            return _refusal(call, "AGENT_SESSION_ENDED", f"The session of task {task_id!r} has ended.")
+            return refusal(call, "AGENT_SESSION_ENDED", f"The session of task {task_id!r} has ended.")
         task.status, task.call_id, task.turn_id, task.deadline = "working", call.id, turn.turn_id, deadline
         text = f"Sent to task {task.task_id}. Its reply will arrive in a <task_result> message."
         _emit_started(actor, task, call, coordinates, text, new_child=False)
         await actor.flush()  # the parent knows of the work before the child gets it
         await give_work(actor, task, message, new_child=False)
-        return _receipt(call, text)
+        return receipt(call, text)
     if sum(1 for t in state.tasks.values() if t.status == "working") >= MAX_WORKING_TASKS:
-        return _refusal(call, "TOO_MANY_TASKS", f"At most {MAX_WORKING_TASKS} tasks can work at once.")
+        return refusal(call, "TOO_MANY_TASKS", f"At most {MAX_WORKING_TASKS} tasks can work at once.")
     task_id = new_task_id(call.name)
     task = TaskState(
         task_id=task_id,
@@ -242,7 +228,7 @@ async def dispatch(actor: SessionActor, call: ToolCall, node_id: str, coordinate
     _emit_started(actor, task, call, coordinates, text, new_child=True)
     await actor.flush()  # the parent knows of the child before it exists: a crash now loses nothing
     await give_work(actor, task, message, new_child=True)
-    return _receipt(call, text)
+    return receipt(call, text)
 
 
 async def give_work(
@@ -296,84 +282,6 @@ def presentation_label(call: ToolCall) -> str:
     if len(first) > 80:
         first = first[:79] + "…"
     return f"{call.name[:1].upper()}{call.name[1:]}: {first}"
-
-
-async def dispatch_tool_task(actor: SessionActor, call: ToolCall, coordinates: dict[str, Any]) -> ToolOutcome:
-    """Start a tool task (or give a served one more input): the work runs in a session of its own."""
-    state = actor.state
-    if call.arguments.get("taskId") is not None:
-        return await _serve_again(actor, call, coordinates)
-    if len(working_tasks(state)) >= MAX_WORKING_TASKS:
-        return _refusal(call, "TOO_MANY_TASKS", f"At most {MAX_WORKING_TASKS} tasks can work at once.")
-    turn = actor.turn
-    task = TaskState(
-        task_id=new_task_id(call.name),
-        name=call.name,
-        kind="tool",
-        node_id=actor.agent.manifest.node_id,
-        child_session_id=new_session_id(),
-        call_id=call.id,
-        turn_id=turn.turn_id,
-    )
-    state.tasks[task.task_id] = task
-    actor.emit(
-        "task.started",
-        {"callId": call.id, "kind": "tool", "name": call.name, "taskId": task.task_id, "turnId": turn.turn_id},
-    )
-    text = f"Started task {task.task_id}. Its result will arrive in a <task_result> message."
-    outcome = ToolOutcome(
-        call=call, status="completed", output={"status": "working", "taskId": task.task_id}, model_content=text
-    )
-    actor.emit("action.result", {**outcome.result_event(call.name), **coordinates})
-    await actor.flush()  # the parent knows of the task before its session exists
-    await give_work(actor, task, "", new_child=True, tool_call=call)
-    return outcome
-
-
-async def _serve_again(actor: SessionActor, call: ToolCall, coordinates: dict[str, Any]) -> ToolOutcome:
-    task_id = str(call.arguments["taskId"])
-    task = actor.state.tasks.get(task_id)
-    if task is None or task.kind != "tool" or task.name != call.name:
-        return _refusal(call, "UNKNOWN_TASK", f"There is no task {task_id!r} of {call.name} in this session.")
-    if task.ended:
-        return _refusal(call, "TASK_ENDED", f"Task {task_id} has ended; call {call.name} without taskId to start one.")
-    if task.status == "working":
-        return _refusal(call, "TASK_BUSY", f"Task {task_id} is still working; wait for its result first.")
-    turn = actor.turn
-    task.status, task.call_id, task.turn_id = "working", call.id, turn.turn_id
-    actor.emit(
-        "task.started",
-        {"callId": call.id, "kind": "tool", "name": call.name, "taskId": task.task_id, "turnId": turn.turn_id},
-    )
-    text = f"Sent to task {task.task_id}. Its result will arrive in a <task_result> message."
-    outcome = ToolOutcome(
-        call=call, status="completed", output={"status": "working", "taskId": task.task_id}, model_content=text
-    )
-    actor.emit("action.result", {**outcome.result_event(call.name), **coordinates})
-    await actor.flush()  # the parent knows of the work before the task gets it
-    await give_work(actor, task, "", new_child=False, tool_call=call)
-    return outcome
-
-
-async def run_task_call(
-    actor: SessionActor,
-    call: ToolCall,
-    delegation: dict[str, tuple[str, ToolDefinition]],
-    coordinates: dict[str, Any],
-) -> ToolOutcome:
-    """Run a delegation call, a tool task or `eve__task_cancel`, emitting its `action.result` (and task events)."""
-    if call.name == TASK_CANCEL:
-        outcome = await task_cancel_call(actor, call)
-    elif call.name not in delegation:
-        outcome = await dispatch_tool_task(actor, call, coordinates)
-        if not outcome.is_error:
-            return outcome
-    else:
-        outcome = await dispatch(actor, call, delegation[call.name][0], coordinates)
-        if not outcome.is_error:
-            return outcome  # dispatch emitted the receipt between `task.started` and `agent.started`
-    actor.emit("action.result", {**outcome.result_event(call.name), **coordinates})
-    return outcome
 
 
 def _emit_started(
@@ -467,11 +375,11 @@ async def task_cancel_call(actor: SessionActor, call: ToolCall) -> ToolOutcome:
     task_id = str(call.arguments.get("taskId", ""))
     task = actor.state.tasks.get(task_id)
     if task is None:
-        return _refusal(call, "UNKNOWN_TASK", f"There is no task {task_id!r} in this session.")
+        return refusal(call, "UNKNOWN_TASK", f"There is no task {task_id!r} in this session.")
     if task.status != "working":
-        return _receipt(call, f"Task {task_id} had no work to stop.")
+        return receipt(call, f"Task {task_id} had no work to stop.")
     await cancel_tasks(actor, reason="cancelled", task_ids=[task_id])
-    return _receipt(call, f"Stopped task {task_id}.")
+    return receipt(call, f"Stopped task {task_id}.")
 
 
 def working_tasks(state: SessionState) -> list[TaskState]:

@@ -31,8 +31,6 @@ from eve_runtime.delegation import (
     action_entry,
     delegation_tools,
     presentation_label,
-    run_task_call,
-    tool_task_names,
     working_tasks,
 )
 from eve_runtime.limits import exceeded_limit
@@ -51,6 +49,7 @@ from eve_runtime.models.base import (
 from eve_runtime.parked import decide_calls, park_for_approval, park_for_limit
 from eve_runtime.session_state import CallRecord, step_usage_wire
 from eve_runtime.store.base import DeliveryRecord, StoreError
+from eve_runtime.task_calls import run_task_call, tool_task_names
 from eve_runtime.task_flow import absorb_results, note_tasks, park_on_tasks
 from eve_runtime.tool_runner import ToolOutcome, cancelled_outcome, refused_outcome, run_tool
 from eve_runtime.workflow import CallHost, QuestionBoard, ServeInbox
