@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -12,7 +13,7 @@ import typer
 
 from eve_cli._console import err, fail, print_diagnostics
 
-__all__ = ["run_server", "start"]
+__all__ = ["app_root_or_fail", "run_server", "start"]
 
 Mode = Literal["development", "production"]
 WORLDS = ("local", "postgres")
@@ -44,25 +45,57 @@ def _world(given: str | None) -> str:
     return world
 
 
-def run_server(
-    *, mode: Mode, host: str, port: int | None, default_port: int, world: str | None, database_url: str | None
-) -> None:
-    """Find the app, load its .env files, resolve the defaults and serve until stopped (shared with `eve dev`)."""
-    from eve_runtime.errors import CompileError, ProjectNotFoundError
+def app_root_or_fail() -> Path:
+    """The app around the current directory (its `.env` files loaded), or a clear exit 1."""
+    from eve_runtime.errors import ProjectNotFoundError
     from eve_runtime.project import find_app_root, load_env_files
-    from eve_runtime.serve import ServeError, serve
 
     try:
         app_root: Path = find_app_root()
     except ProjectNotFoundError as exc:
         fail(str(exc))
     load_env_files(app_root)  # so PORT, EVE_WORLD and EVE_DATABASE_URL may come from .env too
+    return app_root
+
+
+def run_server(
+    *,
+    mode: Mode,
+    host: str,
+    port: int | None,
+    default_port: int,
+    world: str | None,
+    database_url: str | None,
+    reload: bool = False,
+    on_listening: Callable[[Path, str], None] | None = None,
+) -> None:
+    """Find the app, load its .env files, resolve the defaults and serve until stopped (shared with `eve dev`)."""
+    from eve_runtime.errors import CompileError
+    from eve_runtime.serve import ServeError, serve
+
+    app_root = app_root_or_fail()
     resolved_port = _port(port, default_port)
     resolved_world = _world(world)
     url = database_url if database_url is not None else (os.environ.get("EVE_DATABASE_URL") or None)
     _configure_logging()
+
+    def listening(line: str) -> None:
+        if on_listening is not None:
+            on_listening(app_root, line)  # before the line: whoever reads it may rely on what this did
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
     try:
-        serve(app_root, mode=mode, host=host, port=resolved_port, world=resolved_world, database_url=url)
+        serve(
+            app_root,
+            mode=mode,
+            host=host,
+            port=resolved_port,
+            world=resolved_world,
+            database_url=url,
+            reload=reload,
+            on_listening=listening,
+        )
     except CompileError as exc:
         print_diagnostics(exc.diagnostics, err)
         fail("The agent has errors, so it cannot be served. Fix them (see 'eve info') and start again.")

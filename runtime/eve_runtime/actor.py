@@ -347,6 +347,7 @@ class SessionActor:
         return str(delivery.payload.get("message", ""))
 
     async def _start_turn(self, delivery: DeliveryRecord) -> None:
+        self.agent = self.runtime.agent_for(self.session)  # a new turn runs the newest generation
         state = self.state
         sequence = state.next_sequence
         turn = TurnState(

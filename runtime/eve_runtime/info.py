@@ -57,6 +57,11 @@ def _diagnostics(manifest: Manifest) -> JSON:
     }
 
 
+def with_failed_build(info: JSON, failed: Manifest) -> JSON:
+    """The info of the serving generation, showing the diagnostics of a newer build that failed (`eve dev`)."""
+    return {**info, "diagnostics": _diagnostics(failed)}
+
+
 def _model(agent: AgentManifest) -> JSON:
     model = agent.model
     if model.routing == "dynamic":

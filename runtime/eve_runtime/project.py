@@ -85,10 +85,16 @@ def app_name(app_root: Path) -> str:
     return app_root.name
 
 
+_FROM_FILES: dict[int, dict[str, str]] = {}
+"""Per environment mapping: the variables `load_env_files` set, with the values it set."""
+
+
 def load_env_files(app_root: Path, environ: MutableMapping[str, str] | None = None) -> list[Path]:
     """Load `.env` then `.env.local` from the app root into the environment.
 
     Variables already set in the environment win over both files; `.env.local` wins over `.env`.
+    Called again (a reload), it updates the variables an earlier call set from the files, and
+    removes those the files no longer hold.
 
     Returns:
         The files that were read.
@@ -104,6 +110,16 @@ def load_env_files(app_root: Path, environ: MutableMapping[str, str] | None = No
             values = dotenv_values(path)
             merged.update({key: value for key, value in values.items() if value is not None})
             loaded.append(path)
+    ours = _FROM_FILES.setdefault(id(target), {})
+    for key in [k for k in ours if k not in merged]:
+        if target.get(key) == ours.pop(key):
+            del target[key]
     for key, value in merged.items():
-        target.setdefault(key, value)
+        if key in ours and target.get(key) == ours[key]:
+            target[key] = value  # set from a file before: the file's new value applies
+        elif key not in target:
+            target[key] = value
+        else:
+            continue  # the real environment wins
+        ours[key] = value
     return loaded

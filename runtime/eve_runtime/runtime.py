@@ -160,6 +160,13 @@ class Runtime:
 
     # -- agents and children ------------------------------------------------------------------
 
+    def replace_agent(self, agent: RuntimeAgent) -> None:
+        """Serve a new generation of the app: turns that start from now on run `agent` (`eve dev`'s reload).
+
+        Turns already running finish on the agent they started with.
+        """
+        self.agent = agent
+
     def agent_for(self, session: SessionRecord) -> RuntimeAgent:
         """The agent a session runs: the root agent, or the one a child session was created for."""
         if session.agent.startswith(CHILD_PREFIX):

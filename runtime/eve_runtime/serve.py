@@ -24,12 +24,11 @@ from typing import Literal
 import uvicorn
 from starlette.applications import Starlette
 
-from eve_runtime.compiler import compile_app
+from eve_runtime.compiler import CompiledApp, compile_app
 from eve_runtime.errors import CompileError, UserError
-from eve_runtime.manifest import Manifest
 from eve_runtime.project import load_env_files
+from eve_runtime.reloader import Reloader
 from eve_runtime.runtime import Runtime, RuntimeOptions
-from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.server import create_app
 from eve_runtime.server_auth import Authenticator, BearerTokenAuth, LoopbackAuth, is_loopback_host
 from eve_runtime.server_stream import StreamOptions
@@ -174,10 +173,9 @@ def _auth(mode: Mode, host: str) -> Authenticator:
 
 
 async def _serve(
-    root_agent: RuntimeAgent,
-    compiled_manifest: Manifest,
-    data_dir: Path,
+    compiled: CompiledApp,
     *,
+    reload: bool,
     mode: Mode,
     host: str,
     port: int,
@@ -186,26 +184,45 @@ async def _serve(
     stop_deadline: float,
     on_listening: Callable[[str], None],
 ) -> None:
-    store = SqliteStore(data_dir)
+    assert compiled.root is not None
+    store = SqliteStore(compiled.paths.workflow_data_dir)
     try:
         await store.open()
     except StoreLocked as exc:
         raise ServeError(str(exc)) from None
     try:
         sock = _bind(host, port)
-        runtime = Runtime(root_agent, store, options=runtime_options, mode=mode)
+        runtime = Runtime(compiled.root, store, options=runtime_options, mode=mode)
+        watching: asyncio.Task[None] | None = None
+        stop_watching = asyncio.Event()
         try:
             await runtime.start()
             app = create_app(
-                runtime, compiled_manifest, mode=mode, auth=_auth(mode, host), stream_options=stream_options
+                runtime, compiled.manifest, mode=mode, auth=_auth(mode, host), stream_options=stream_options
             )
+            if reload:
+                reloader = Reloader(compiled.paths.app_root, runtime, compiled, on_reload=_show(app))
+                del compiled  # the reloader tracks generations: nothing here may keep an old one alive
+                watching = asyncio.create_task(reloader.run(stop_watching), name="eve-reload")
             await run_app(app, sock, on_listening=lambda bound: on_listening(listening_line(host, bound)))
             logger.info("stopping: letting running steps reach a boundary (at most %gs)", stop_deadline)
         finally:
+            stop_watching.set()
+            if watching is not None:
+                await asyncio.wait([watching], timeout=5)
             await runtime.stop(stop_deadline)
             sock.close()
     finally:
         await store.close()
+
+
+def _show(app: Starlette) -> Callable[[Reloader, CompiledApp], None]:
+    """Keep `GET /eve/v1/info` on the serving generation, with a failed build's diagnostics."""
+
+    def show(reloader: Reloader, built: CompiledApp) -> None:
+        app.state.show_build(reloader.manifest, failed=built.manifest if built.root is None else None)
+
+    return show
 
 
 def _print_line(line: str) -> None:
@@ -225,6 +242,7 @@ def serve(
     stream_options: StreamOptions | None = None,
     stop_deadline: float = 10.0,
     on_listening: Callable[[str], None] = _print_line,
+    reload: bool = False,
 ) -> None:
     """Compile the app at `app_root` and serve it until SIGTERM/SIGINT; returns after a clean shutdown.
 
@@ -240,6 +258,7 @@ def serve(
         stop_deadline: Seconds running steps get to reach a boundary when stopping.
         on_listening: Receives `eve listening on http://HOST:PORT` once requests are accepted
             (default: printed on stdout and flushed).
+        reload: Rebuild on every change of `agent/` or `.env` (`eve dev`), see `eve_runtime.reloader`.
 
     Raises:
         ServeError: The world is unavailable, the store is in use, or the port cannot be bound.
@@ -255,18 +274,17 @@ def serve(
     compiled = compile_app(app_root)
     if compiled.root is None:
         raise CompileError(compiled.diagnostics)
-    asyncio.run(
-        _serve(
-            compiled.root,
-            compiled.manifest,
-            compiled.paths.workflow_data_dir,
-            mode=mode,
-            host=host,
-            port=port,
-            runtime_options=runtime_options,
-            stream_options=stream_options,
-            stop_deadline=stop_deadline,
-            on_listening=on_listening,
-        )
+    main = _serve(
+        compiled,
+        reload=reload,
+        mode=mode,
+        host=host,
+        port=port,
+        runtime_options=runtime_options,
+        stream_options=stream_options,
+        stop_deadline=stop_deadline,
+        on_listening=on_listening,
     )
+    del compiled  # with reload, a generation is released once nothing uses it: this frame must not hold one
+    asyncio.run(main)
     logger.info("eve stopped")

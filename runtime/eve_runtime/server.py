@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.ids import is_session_id
-from eve_runtime.info import agent_info
+from eve_runtime.info import agent_info, with_failed_build
 from eve_runtime.manifest import Manifest
 from eve_runtime.openapi import openapi_document
 from eve_runtime.runtime import Runtime
@@ -93,6 +93,7 @@ class _Api:
         self.reset_timeout = reset_timeout
         self.stream_options = stream_options
         self.streams = StreamRegistry()
+        self.mode = mode
         self.info_body = dump_json(agent_info(manifest, mode=mode))
         self.openapi_body = dump_json(openapi_document(mode=mode, max_body_bytes=max_body_bytes))
 
@@ -127,6 +128,11 @@ class _Api:
         if request.method == "HEAD":
             response.body = b""  # headers (content-length included) as for GET, no body
         return response
+
+    def show_build(self, manifest: Manifest, *, failed: Manifest | None = None) -> None:
+        """Describe a new generation in `GET /eve/v1/info` (with a newer failed build's diagnostics, if any)."""
+        info = agent_info(manifest, mode=self.mode)
+        self.info_body = dump_json(with_failed_build(info, failed) if failed is not None else info)
 
     async def info(self, request: Request) -> Response:
         return Response(
@@ -351,4 +357,5 @@ def create_app(
     app.router.redirect_slashes = False
     app.state.streams = api.streams
     app.state.runtime = runtime
+    app.state.show_build = api.show_build
     return app
