@@ -26,7 +26,10 @@ def dev(
         int | None, typer.Option("--port", min=0, max=65535, help="Port (default: $PORT, else 2000; 0 picks one).")
     ] = None,
     no_ui: Annotated[bool, typer.Option("--no-ui", help="Serve without the terminal UI.")] = False,
-    resume: Annotated[bool, typer.Option("--resume", help="Resume sessions of an earlier eve dev.")] = False,
+    resume: Annotated[
+        bool,
+        typer.Option("--resume", help="Run the unfinished sessions of an earlier eve dev (else they stay dormant)."),
+    ] = False,
 ) -> None:
     """Serve the agent for development: requests from this machine only, no token, reloaded on every save."""
     from eve_runtime.dev_server import clear_record, running_server
@@ -39,8 +42,6 @@ def dev(
         return
     if not no_ui and sys.stdin.isatty():
         err.print("The terminal UI arrives in a later version of eve; serving without it.")
-    # Until dormant sessions exist, every session of the store is resumed, so --resume changes nothing yet.
-    del resume
     try:
         run_server(
             mode="development",
@@ -50,6 +51,7 @@ def dev(
             world="local",
             database_url=None,
             reload=True,
+            resume=resume,
             on_listening=_record,
         )
     finally:

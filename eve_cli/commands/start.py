@@ -67,6 +67,7 @@ def run_server(
     world: str | None,
     database_url: str | None,
     reload: bool = False,
+    resume: bool = True,
     on_listening: Callable[[Path, str], None] | None = None,
 ) -> None:
     """Find the app, load its .env files, resolve the defaults and serve until stopped (shared with `eve dev`)."""
@@ -94,6 +95,7 @@ def run_server(
             world=resolved_world,
             database_url=url,
             reload=reload,
+            resume=resume,
             on_listening=listening,
         )
     except CompileError as exc:

@@ -321,7 +321,10 @@ def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
                 "Send a message or answers (exactly one of `message` and `inputResponses`).",
                 {
                     "202": _json(_ref("DeliveryAccepted"), "Accepted durably.", accepted_headers),
-                    "409": _error("`session_not_active`: unknown, malformed or ended session."),
+                    "409": _error(
+                        "`session_not_active`: unknown, malformed or ended session; `session_dormant` (eve dev "
+                        "only): a session of an earlier run, continued with `eve dev --resume`."
+                    ),
                 },
                 mode,
                 body=_body("SendToSession", "The message or the answers."),

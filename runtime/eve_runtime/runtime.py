@@ -23,6 +23,7 @@ from eve_runtime._version import __version__
 from eve_runtime.actor import LoadedSession, SessionActor
 from eve_runtime.config import DEFAULT_SUBAGENT_TIMEOUT_MS
 from eve_runtime.delegation import AGENT_TOOL, CHILD_PREFIX
+from eve_runtime.errors import RuntimeFailure
 from eve_runtime.ids import new_delivery_id, new_session_id
 from eve_runtime.messages import ToolCall
 from eve_runtime.models import resolve_model
@@ -39,7 +40,7 @@ from eve_runtime.store.base import (
     Store,
 )
 
-__all__ = ["Runtime", "RuntimeOptions"]
+__all__ = ["DORMANT_MESSAGE", "Runtime", "RuntimeOptions", "SessionDormant"]
 
 logger = logging.getLogger("eve.runtime")
 
@@ -67,6 +68,19 @@ class RuntimeOptions:
     clock: Callable[[], float] = field(default=time.time)
 
 
+DORMANT_MESSAGE = (
+    "This session belongs to an earlier run of eve dev, so it is dormant. Restart with 'eve dev --resume' to "
+    "continue it (its stream can still be read)."
+)
+
+
+class SessionDormant(RuntimeFailure):
+    """A delivery to a session of an earlier `eve dev` run, which was started without `--resume`."""
+
+    def __init__(self) -> None:
+        super().__init__(DORMANT_MESSAGE)
+
+
 class Runtime:
     """Runs the sessions of one agent; see the module docstring."""
 
@@ -78,8 +92,13 @@ class Runtime:
         options: RuntimeOptions | None = None,
         mode: Mode = "production",
         models: dict[str, Model] | None = None,
+        dormant_before: float | None = None,
     ) -> None:
         self.agent = agent
+        self.dormant_before = dormant_before
+        """Sessions created before this time (an earlier `eve dev` run) stay dormant: nothing runs them."""
+        self._woken: set[str] = set()
+        """Dormant sessions a reset brought back just to retire them."""
         self.store = store
         self.options = options or RuntimeOptions()
         self.mode = mode
@@ -103,7 +122,7 @@ class Runtime:
         Every active session gets an actor; one with nothing to do ends after reading its
         checkpoint and inbox (it never loads its history).
         """
-        sessions = await self.store.list_sessions("active")
+        sessions = [s for s in await self.store.list_sessions("active") if not self.is_dormant(s)]
         for session in sessions:
             self._schedule_deadline(session)
             if session.id not in self._actors:
@@ -131,6 +150,14 @@ class Runtime:
         for future in self._acks.values():
             if not future.done():
                 future.cancel()
+
+    def is_dormant(self, session: SessionRecord) -> bool:
+        """Whether the session belongs to an earlier `eve dev` run that this one does not resume."""
+        return (
+            self.dormant_before is not None
+            and session.created_at < self.dormant_before
+            and session.id not in self._woken
+        )
 
     # -- what actors ask -------------------------------------------------------------------------
 
@@ -289,7 +316,11 @@ class Runtime:
         *,
         idempotency_key: str | None = None,
     ) -> DeliveryRecord:
-        """Accept a delivery durably and wake the session. Raises `SessionNotActive`."""
+        """Accept a delivery durably and wake the session. Raises `SessionNotActive` or `SessionDormant`."""
+        if self.dormant_before is not None:
+            session = await self.store.get_session(session_id)
+            if session is not None and self.is_dormant(session):
+                raise SessionDormant()
         result = await self.store.enqueue(
             session_id, NewDelivery(id=new_delivery_id(), kind=kind, payload=payload, idempotency_key=idempotency_key)
         )
@@ -308,12 +339,19 @@ class Runtime:
         """Queue a cancel; False when the session is unknown or no longer active (`no_active_turn`)."""
         try:
             await self.deliver(session_id, "cancel", {"turnId": turn_id} if turn_id is not None else {})
-        except SessionNotActive:
-            return False
+        except (SessionNotActive, SessionDormant):
+            return False  # nothing of it runs here
         return True
 
     async def reset(self, session_id: str, reason: str | None = None) -> bool:
-        """Retire a session for good and wait until it is done; False when there was no active session."""
+        """Retire a session for good and wait until it is done; False when there was no active session.
+
+        A dormant session can be reset too: it is woken just for that.
+        """
+        if self.dormant_before is not None:
+            record = await self.store.get_session(session_id)
+            if record is not None and self.is_dormant(record):
+                self._woken.add(session_id)
         try:
             delivery = await self.deliver(session_id, "reset", {"reason": reason} if reason else {})
         except SessionNotActive:
@@ -335,7 +373,7 @@ class Runtime:
 
     def _wake(self, session: SessionRecord) -> None:
         """Make sure an actor will look at the session: a running one does by itself."""
-        if self._stopping:
+        if self._stopping or self.is_dormant(session):
             return  # the delivery is durable: the next process picks it up
         actor = self._actors.get(session.id)
         if actor is None:

@@ -17,6 +17,7 @@ import os
 import signal
 import socket
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal
@@ -176,6 +177,7 @@ async def _serve(
     compiled: CompiledApp,
     *,
     reload: bool,
+    dormant_before: float | None,
     mode: Mode,
     host: str,
     port: int,
@@ -192,7 +194,7 @@ async def _serve(
         raise ServeError(str(exc)) from None
     try:
         sock = _bind(host, port)
-        runtime = Runtime(compiled.root, store, options=runtime_options, mode=mode)
+        runtime = Runtime(compiled.root, store, options=runtime_options, mode=mode, dormant_before=dormant_before)
         watching: asyncio.Task[None] | None = None
         stop_watching = asyncio.Event()
         try:
@@ -243,6 +245,7 @@ def serve(
     stop_deadline: float = 10.0,
     on_listening: Callable[[str], None] = _print_line,
     reload: bool = False,
+    resume: bool = True,
 ) -> None:
     """Compile the app at `app_root` and serve it until SIGTERM/SIGINT; returns after a clean shutdown.
 
@@ -259,6 +262,8 @@ def serve(
         on_listening: Receives `eve listening on http://HOST:PORT` once requests are accepted
             (default: printed on stdout and flushed).
         reload: Rebuild on every change of `agent/` or `.env` (`eve dev`), see `eve_runtime.reloader`.
+        resume: Run the unfinished sessions of earlier runs; with False (`eve dev` without
+            `--resume`) they stay dormant, and a message to one answers 409 `session_dormant`.
 
     Raises:
         ServeError: The world is unavailable, the store is in use, or the port cannot be bound.
@@ -277,6 +282,7 @@ def serve(
     main = _serve(
         compiled,
         reload=reload,
+        dormant_before=None if resume else time.time(),
         mode=mode,
         host=host,
         port=port,

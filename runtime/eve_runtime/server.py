@@ -31,7 +31,7 @@ from eve_runtime.ids import is_session_id
 from eve_runtime.info import agent_info, with_failed_build
 from eve_runtime.manifest import Manifest
 from eve_runtime.openapi import openapi_document
-from eve_runtime.runtime import Runtime
+from eve_runtime.runtime import Runtime, SessionDormant
 from eve_runtime.server_auth import Authenticator
 from eve_runtime.server_bodies import (
     MAX_BODY_BYTES,
@@ -171,6 +171,8 @@ class _Api:
             )
         except SessionNotActive:
             raise _not_active() from None
+        except SessionDormant as exc:
+            raise ApiError(409, str(exc), "session_dormant") from None
         crashpoint("after-enqueue")  # durable, not acknowledged yet: the client retries with its idempotency key
         return json_response(
             {"ok": True, "sessionId": session_id, "status": "accepted", "deliveryId": delivery.id},

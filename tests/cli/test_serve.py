@@ -160,11 +160,33 @@ def test_sessions_survive_a_restart(app: Path) -> None:
     with serving(app, "dev", "--no-ui") as server:
         session_id = httpx.post(f"{server.url}/eve/v1/session", json={}).json()["sessionId"]
         server.stop()
-    with serving(app, "dev", "--no-ui") as server:
+    with serving(app, "dev", "--no-ui", "--resume") as server:
         response = httpx.post(f"{server.url}/eve/v1/session/{session_id}", json={"message": "still there?"})
         assert response.status_code == 202
         server.stop()
     assert server.returncode == 0
+
+
+def test_without_resume_an_earlier_runs_sessions_are_dormant(app: Path) -> None:
+    with serving(app, "dev", "--no-ui") as server:
+        session_id = httpx.post(f"{server.url}/eve/v1/session", json={"message": "hi"}).json()["sessionId"]
+        server.stop()
+    with serving(app, "dev", "--no-ui") as server:
+        response = httpx.post(f"{server.url}/eve/v1/session/{session_id}", json={"message": "still there?"})
+        assert response.status_code == 409
+        assert response.json()["code"] == "session_dormant"
+        assert "eve dev --resume" in response.json()["error"]
+        stream = httpx.get(f"{server.url}/eve/v1/session/{session_id}/stream?follow=false")
+        assert stream.status_code == 200 and b"session.waiting" in stream.content
+        assert httpx.post(f"{server.url}/eve/v1/session", json={"message": "new"}).status_code == 202
+        server.stop()
+    with serving(app, "start", env={"EVE_AUTH_TOKEN": TOKEN}) as server:  # eve start resumes everything
+        headers = {"authorization": f"Bearer {TOKEN}"}
+        response = httpx.post(
+            f"{server.url}/eve/v1/session/{session_id}", json={"message": "and now?"}, headers=headers
+        )
+        assert response.status_code == 202
+        server.stop()
 
 
 def test_a_second_server_on_the_same_app_is_refused(app: Path) -> None:

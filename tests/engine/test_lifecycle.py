@@ -136,3 +136,37 @@ async def test_a_parked_session_holds_no_task(harness: Harness) -> None:
         t for t in asyncio.all_tasks() if t.get_name().startswith(("eve-session", "eve-turn", "eve-flush"))
     ]
     assert session_tasks == []
+
+
+async def test_sessions_of_an_earlier_dev_run_stay_dormant_until_resumed(tmp_path: Path) -> None:
+    import time
+
+    from eve_runtime.runtime import Runtime, SessionDormant
+
+    h = await make_harness(tmp_path)
+    parked = await h.create('/call get_weather {"city": "Paris"}')
+    await h.turns(parked, 1)
+    unfinished = await h.create("/delay 200\n/reply slow")
+    await h.wait_for(unfinished, lambda ev: "message.appended" in [e["type"] for e in ev])
+    await h.crash()
+    # eve dev without --resume: sessions from before this run neither run nor take messages
+    assert h.app.root is not None
+    runtime = Runtime(h.app.root, h.store, options=h.options, mode="development", dormant_before=time.time())
+    await runtime.start()
+    with pytest.raises(SessionDormant):
+        await runtime.deliver(parked, "message", {"message": "hello?"})
+    assert not await runtime.cancel(unfinished)
+    count = len(await h.events(unfinished))
+    await asyncio.sleep(0.3)
+    assert len(await h.events(unfinished)) == count  # nothing resumed it
+    fresh = await runtime.create_session(message={"message": "new"})
+    assert fresh.id  # new sessions work as usual
+    assert await runtime.reset(parked)  # a reset retires a dormant session
+    assert (await h.store.get_session(parked)).status == "reset"  # type: ignore[union-attr]
+    await runtime.stop(2)
+    # eve dev --resume: the unfinished turn completes
+    h.runtime = None
+    await h.start()
+    events = await h.turns(unfinished, 1)
+    await h.stop()
+    assert last_reply(events) == "slow"
