@@ -21,9 +21,9 @@ from typing import Any, Literal
 
 from eve_runtime._version import __version__
 from eve_runtime.actor import LoadedSession, SessionActor
+from eve_runtime.availability import Availability, SessionDormant, SessionStranded, retire_stranded
 from eve_runtime.config import DEFAULT_SUBAGENT_TIMEOUT_MS
 from eve_runtime.delegation import AGENT_TOOL, CHILD_PREFIX
-from eve_runtime.errors import RuntimeFailure
 from eve_runtime.ids import new_delivery_id, new_session_id
 from eve_runtime.messages import ToolCall
 from eve_runtime.models import resolve_model
@@ -40,7 +40,7 @@ from eve_runtime.store.base import (
     Store,
 )
 
-__all__ = ["DORMANT_MESSAGE", "Runtime", "RuntimeOptions", "SessionDormant"]
+__all__ = ["Runtime", "RuntimeOptions"]
 
 logger = logging.getLogger("eve.runtime")
 
@@ -68,19 +68,6 @@ class RuntimeOptions:
     clock: Callable[[], float] = field(default=time.time)
 
 
-DORMANT_MESSAGE = (
-    "This session belongs to an earlier run of eve dev, so it is dormant. Restart with 'eve dev --resume' to "
-    "continue it (its stream can still be read)."
-)
-
-
-class SessionDormant(RuntimeFailure):
-    """A delivery to a session of an earlier `eve dev` run, which was started without `--resume`."""
-
-    def __init__(self) -> None:
-        super().__init__(DORMANT_MESSAGE)
-
-
 class Runtime:
     """Runs the sessions of one agent; see the module docstring."""
 
@@ -95,10 +82,8 @@ class Runtime:
         dormant_before: float | None = None,
     ) -> None:
         self.agent = agent
-        self.dormant_before = dormant_before
-        """Sessions created before this time (an earlier `eve dev` run) stay dormant: nothing runs them."""
-        self._woken: set[str] = set()
-        """Dormant sessions a reset brought back just to retire them."""
+        self.availability = Availability(dormant_before)
+        """Which stored sessions this process runs (dormant and stranded ones it leaves alone)."""
         self.store = store
         self.options = options or RuntimeOptions()
         self.mode = mode
@@ -122,7 +107,15 @@ class Runtime:
         Every active session gets an actor; one with nothing to do ends after reading its
         checkpoint and inbox (it never loads its history).
         """
-        sessions = [s for s in await self.store.list_sessions("active") if not self.is_dormant(s)]
+        stored = await self.store.list_sessions("active")
+        sessions = [s for s in stored if self.availability.runs(s)]
+        for stranded in [s for s in stored if self.availability.stranded(s)]:
+            logger.warning(
+                "session %s was written by eve %s (this is eve %s): it is stranded and not resumed",
+                stranded.id,
+                stranded.eve_version or "(none recorded)",
+                __version__,
+            )
         for session in sessions:
             self._schedule_deadline(session)
             if session.id not in self._actors:
@@ -150,14 +143,6 @@ class Runtime:
         for future in self._acks.values():
             if not future.done():
                 future.cancel()
-
-    def is_dormant(self, session: SessionRecord) -> bool:
-        """Whether the session belongs to an earlier `eve dev` run that this one does not resume."""
-        return (
-            self.dormant_before is not None
-            and session.created_at < self.dormant_before
-            and session.id not in self._woken
-        )
 
     # -- what actors ask -------------------------------------------------------------------------
 
@@ -316,11 +301,20 @@ class Runtime:
         *,
         idempotency_key: str | None = None,
     ) -> DeliveryRecord:
-        """Accept a delivery durably and wake the session. Raises `SessionNotActive` or `SessionDormant`."""
-        if self.dormant_before is not None:
-            session = await self.store.get_session(session_id)
-            if session is not None and self.is_dormant(session):
-                raise SessionDormant()
+        """Accept a delivery durably and wake the session.
+
+        Raises:
+            SessionNotActive: The session is unknown or has ended.
+            SessionDormant, SessionStranded: This process does not run the session.
+        """
+        actor = self._actors.get(session_id)
+        session: SessionRecord | None = None
+        if actor is None:  # a running actor means the session runs here; else look at its record once
+            loaded = self._loaded.get(session_id)
+            session = loaded.session if loaded is not None else await self.store.get_session(session_id)
+            refusal = self.availability.refusal(session) if session is not None else None
+            if refusal is not None:
+                raise refusal
         result = await self.store.enqueue(
             session_id, NewDelivery(id=new_delivery_id(), kind=kind, payload=payload, idempotency_key=idempotency_key)
         )
@@ -329,8 +323,9 @@ class Runtime:
             if actor is not None and actor.accepts_deliveries():
                 actor.push(result.delivery)
             else:
-                loaded = self._loaded.get(session_id)
-                session = loaded.session if loaded is not None else await self.store.get_session(session_id)
+                if session is None:
+                    loaded = self._loaded.get(session_id)
+                    session = loaded.session if loaded is not None else await self.store.get_session(session_id)
                 if session is not None and session.status == "active":
                     self._wake(session)
         return result.delivery
@@ -339,7 +334,7 @@ class Runtime:
         """Queue a cancel; False when the session is unknown or no longer active (`no_active_turn`)."""
         try:
             await self.deliver(session_id, "cancel", {"turnId": turn_id} if turn_id is not None else {})
-        except (SessionNotActive, SessionDormant):
+        except (SessionNotActive, SessionDormant, SessionStranded):
             return False  # nothing of it runs here
         return True
 
@@ -348,10 +343,12 @@ class Runtime:
 
         A dormant session can be reset too: it is woken just for that.
         """
-        if self.dormant_before is not None:
-            record = await self.store.get_session(session_id)
-            if record is not None and self.is_dormant(record):
-                self._woken.add(session_id)
+        record = await self.store.get_session(session_id)
+        if record is not None and record.status == "active" and self.availability.stranded(record):
+            await retire_stranded(self.store, record, "reset")
+            return True
+        if record is not None:
+            self.availability.wake_for_reset(record)
         try:
             delivery = await self.deliver(session_id, "reset", {"reason": reason} if reason else {})
         except SessionNotActive:
@@ -373,7 +370,7 @@ class Runtime:
 
     def _wake(self, session: SessionRecord) -> None:
         """Make sure an actor will look at the session: a running one does by itself."""
-        if self._stopping or self.is_dormant(session):
+        if self._stopping or not self.availability.runs(session):
             return  # the delivery is durable: the next process picks it up
         actor = self._actors.get(session.id)
         if actor is None:

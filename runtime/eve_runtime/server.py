@@ -26,12 +26,13 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from eve_runtime.availability import SessionDormant, SessionStranded
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.ids import is_session_id
 from eve_runtime.info import agent_info, with_failed_build
 from eve_runtime.manifest import Manifest
 from eve_runtime.openapi import openapi_document
-from eve_runtime.runtime import Runtime, SessionDormant
+from eve_runtime.runtime import Runtime
 from eve_runtime.server_auth import Authenticator
 from eve_runtime.server_bodies import (
     MAX_BODY_BYTES,
@@ -59,6 +60,10 @@ Handler = Callable[[Request], Awaitable[Response]]
 
 WORKFLOW_ID = "workflow//eve//workflowEntry"
 TASK_PROTOCOL = 1
+
+
+def _stranded(exc: SessionStranded) -> ApiError:
+    return ApiError(409, str(exc), "session_stranded", extra={"eveVersion": exc.eve_version})
 
 
 def _not_active() -> ApiError:
@@ -173,6 +178,8 @@ class _Api:
             raise _not_active() from None
         except SessionDormant as exc:
             raise ApiError(409, str(exc), "session_dormant") from None
+        except SessionStranded as exc:
+            raise _stranded(exc) from None
         crashpoint("after-enqueue")  # durable, not acknowledged yet: the client retries with its idempotency key
         return json_response(
             {"ok": True, "sessionId": session_id, "status": "accepted", "deliveryId": delivery.id},
@@ -213,6 +220,10 @@ class _Api:
             session = await self.runtime.store.get_session(session_id) if is_session_id(session_id) else None
             if session is None or session.status != "active":
                 return json_response({"ok": True, "status": "no_active_session"})
+            if self.runtime.availability.stranded(session):
+                if operation == "Compacting":
+                    return json_response({"ok": True, "status": "no_active_session"})
+                raise _stranded(SessionStranded(session.eve_version))
             raise ApiError(
                 501, f"{operation} a session is not supported yet by this version of eve.", "not_implemented"
             )
@@ -222,6 +233,10 @@ class _Api:
     async def stream(self, request: Request) -> Response:
         query = parse_stream_query(request.query_params)
         session_id = request.path_params["sessionId"]
+        if query.follow and is_session_id(session_id):
+            session = await self.runtime.store.get_session(session_id)
+            if session is not None and session.status == "active" and self.runtime.availability.stranded(session):
+                raise _stranded(SessionStranded(session.eve_version))  # nothing will ever be written to follow
         return await open_stream(self.runtime.store, session_id, query, self.stream_options, self.streams)
 
     async def child_stream(self, request: Request) -> Response:

@@ -92,12 +92,15 @@ class ApiError(Exception):
         code: str | None = None,
         *,
         headers: Mapping[str, str] | None = None,
+        extra: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(error)
         self.status = status
         self.error = error
         self.code = code
         self.headers = dict(headers or {})
+        self.extra = dict(extra or {})
+        """More fields of the body (`eveVersion` of a stranded session)."""
 
 
 def dump_json(value: Any) -> bytes:
@@ -123,7 +126,7 @@ def json_response(
 
 def error_response(error: ApiError) -> Response:
     """The JSON response of an [`ApiError`][eve_runtime.server_bodies.ApiError]."""
-    body: dict[str, Any] = {"ok": False, "error": error.error}
+    body: dict[str, Any] = {"ok": False, "error": error.error, **error.extra}
     if error.code is not None:
         body["code"] = error.code
     return json_response(body, error.status, headers=error.headers)

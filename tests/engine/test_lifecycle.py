@@ -141,7 +141,8 @@ async def test_a_parked_session_holds_no_task(harness: Harness) -> None:
 async def test_sessions_of_an_earlier_dev_run_stay_dormant_until_resumed(tmp_path: Path) -> None:
     import time
 
-    from eve_runtime.runtime import Runtime, SessionDormant
+    from eve_runtime.availability import SessionDormant
+    from eve_runtime.runtime import Runtime
 
     h = await make_harness(tmp_path)
     parked = await h.create('/call get_weather {"city": "Paris"}')
@@ -170,3 +171,22 @@ async def test_sessions_of_an_earlier_dev_run_stay_dormant_until_resumed(tmp_pat
     events = await h.turns(unfinished, 1)
     await h.stop()
     assert last_reply(events) == "slow"
+
+
+async def test_a_stranded_session_is_never_run(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import dataclasses
+
+    from eve_runtime.availability import SessionStranded
+    from eve_runtime.store.base import NewDelivery
+
+    h = await make_harness(tmp_path)
+    record = dataclasses.replace(h.rt.new_record(), eve_version="")  # written by a version that recorded none
+    first = NewDelivery(id="d-stranded", kind="message", payload={"message": "hi"})
+    session, _ = await h.store.create_session(record, first)
+    await h.restart()
+    await asyncio.sleep(0.2)
+    assert await h.events(session.id) == []  # its accepted message is kept, not run
+    with pytest.raises(SessionStranded):
+        await h.rt.deliver(session.id, "message", {"message": "hello?"})
+    await h.stop()
+    assert "is stranded and not resumed" in caplog.text

@@ -296,3 +296,26 @@ def test_the_last_line_of_defence(compiled_app: Any, caplog: pytest.LogCaptureFi
     assert response.status_code == 500
     assert response.json()["code"] == "internal_error"
     assert response.json()["errorId"] in caplog.text
+
+
+def test_a_stranded_session_answers_as_check_34_says(api: Harness) -> None:
+    import dataclasses
+
+    record = dataclasses.replace(api.runtime.new_record(), eve_version="0.0.1")
+    session, _created = api.call(api.store.create_session, record, None)
+    sid = session.id
+    sent = api.client.post(f"/eve/v1/session/{sid}", json={"message": "hello"})
+    assert sent.status_code == 409
+    assert sent.json()["code"] == "session_stranded" and sent.json()["eveVersion"] == "0.0.1"
+    assert "eve 0.0.1" in sent.json()["error"]
+    assert api.client.get(f"/eve/v1/session/{sid}/stream?follow=false").status_code == 200
+    live = api.client.get(f"/eve/v1/session/{sid}/stream")
+    assert live.status_code == 409 and live.json()["code"] == "session_stranded"
+    cleared = api.client.post(f"/eve/v1/session/{sid}/clear")
+    assert cleared.status_code == 409 and cleared.json()["code"] == "session_stranded"
+    assert api.client.post(f"/eve/v1/session/{sid}/compact").json() == {"ok": True, "status": "no_active_session"}
+    assert api.client.post(f"/eve/v1/session/{sid}/cancel").json() == {"ok": True, "status": "no_active_turn"}
+    reset = api.client.post(f"/eve/v1/session/{sid}/reset")
+    assert reset.json() == {"ok": True, "previousSessionId": sid, "status": "reset"}
+    assert [e["type"] for e in api.events(sid)] == ["session.completed"]
+    assert api.client.post(f"/eve/v1/session/{sid}", json={"message": "again"}).json() == NOT_ACTIVE
