@@ -19,10 +19,9 @@ import enum
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from eve_runtime.context import AbortSignal, ParentInfo, ToolContext
+from eve_runtime.call_batch import CallBatch
 from eve_runtime.conversation import REPLY_TOOL, build_request, unwrap_reply
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.delegation import (
@@ -35,24 +34,17 @@ from eve_runtime.delegation import (
 )
 from eve_runtime.limits import exceeded_limit
 from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage
+from eve_runtime.model_call import Cancelled, ModelCall, ModelResult, Steered, StepFailed
 from eve_runtime.models.base import (
-    Finish,
-    Model,
-    ModelError,
     ModelSettings,
-    ReasoningDelta,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolInputDelta,
 )
 from eve_runtime.parked import decide_calls, park_for_approval, park_for_limit
 from eve_runtime.session_state import CallRecord, step_usage_wire
 from eve_runtime.store.base import DeliveryRecord, StoreError
 from eve_runtime.task_calls import run_task_call, tool_task_names
 from eve_runtime.task_flow import absorb_results, note_tasks, park_on_tasks
-from eve_runtime.tool_runner import ToolOutcome, cancelled_outcome, refused_outcome, run_tool
-from eve_runtime.workflow import CallHost, QuestionBoard, ServeInbox
+from eve_runtime.tool_runner import ToolOutcome, cancelled_outcome, refused_outcome
+from eve_runtime.workflow import QuestionBoard, ServeInbox
 
 if TYPE_CHECKING:
     from eve_runtime.actor import SessionActor
@@ -73,30 +65,6 @@ class StepEnd(enum.Enum):
     PARKED = "parked"
 
 
-class _Steered(Exception):
-    """The model call was aborted by a steering message before any output."""
-
-
-class _Cancelled(Exception):
-    """The turn was cancelled."""
-
-
-class _StepFailed(Exception):
-    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.details = details
-
-
-@dataclass
-class _ModelResult:
-    text: str = ""
-    reasoning: str = ""
-    calls: list[ToolCall] = field(default_factory=list)
-    finish: Finish | None = None
-
-
 class TurnRunner:
     """Runs the actor's current turn to its end (or to a boundary when the actor stops)."""
 
@@ -108,15 +76,13 @@ class TurnRunner:
         """Questions the turn's running tools wait on (`ctx.ask`)."""
         self.serve_inbox = ServeInbox()
         """Inputs for a served tool this session runs (its later calls)."""
-        self._aborts: dict[str, AbortSignal] = {}
         """Task reports that arrived while a step ran: they settle at the next step boundary."""
+        self._batches: list[CallBatch] = []
+        """The tool calls running now (a steering message fires their abort signals)."""
         self.cancel_delivery: DeliveryRecord | None = None
         self.cancel_requested = False
-        self._output_started = False
-        self._model_task: asyncio.Task[_ModelResult] | None = None
-        self._interrupt: str | None = None
+        self._model_call: ModelCall | None = None
         self._cancelled = asyncio.Event()
-        self._tool_names: dict[str, str] = {}
         self._batch_size = actor.agent.config.experimental.workflow.model_calls_per_step
         self._batch_start = actor.state.turn.step_index if actor.state.turn is not None else 0
         self._delegation = delegation_tools(actor.agent, is_root=actor.is_root)
@@ -130,11 +96,10 @@ class TurnRunner:
     def steer(self, delivery: DeliveryRecord) -> None:
         """A message for this turn: abort a model call without output yet, else join at the boundary."""
         self.steering.append(delivery)
-        for abort in self._aborts.values():
-            abort.abort("steered")  # tools waiting on a person or the clock stop early
-        if self._model_task is not None and not self._output_started and self._interrupt is None:
-            self._interrupt = "steer"
-            self._model_task.cancel()
+        for batch in self._batches:
+            batch.abort("steered")  # tools waiting on a person or the clock stop early
+        if self._model_call is not None:
+            self._model_call.steer()
 
     def cancel(self, delivery: DeliveryRecord | None) -> None:
         """Stop the turn as soon as possible."""
@@ -142,10 +107,9 @@ class TurnRunner:
             return
         self.cancel_requested = True
         self.cancel_delivery = delivery
-        self._interrupt = "cancel"
         self._cancelled.set()
-        if self._model_task is not None:
-            self._model_task.cancel()
+        if self._model_call is not None:
+            self._model_call.cancel()
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -191,25 +155,25 @@ class TurnRunner:
         exceeded = exceeded_limit(actor.state, actor.agent.config.limits, is_root=actor.is_root)
         if exceeded is not None:
             if actor.state.task_mode:  # nobody to ask: the model call fails
-                await self._finish_failed(_StepFailed(exceeded.code, exceeded.message))
+                await self._finish_failed(StepFailed(exceeded.code, exceeded.message))
                 return StepEnd.DONE
             await park_for_limit(actor, actor.turn.step_index, exceeded)
             return StepEnd.PARKED
-        failure: _StepFailed | None = None
+        failure: StepFailed | None = None
         for attempt in range(options.step_attempts):
             if attempt:
                 await asyncio.sleep(options.step_retry_delay)
             try:
                 return await self._attempt_step()
-            except _StepFailed as exc:
+            except StepFailed as exc:
                 if exc.code == "STEP_FAILED":
                     failure = exc
                     continue
                 await self._finish_failed(exc)
                 return StepEnd.DONE
-            except _Steered:
+            except Steered:
                 return StepEnd.CONTINUE
-            except _Cancelled:
+            except Cancelled:
                 return StepEnd.DONE
             except StoreError:
                 raise  # the store is gone: the actor stops and recovery takes over
@@ -223,7 +187,7 @@ class TurnRunner:
                     exc,
                     exc_info=exc,
                 )
-                failure = _StepFailed("STEP_FAILED", f"{type(exc).__name__}: {exc}")
+                failure = StepFailed("STEP_FAILED", f"{type(exc).__name__}: {exc}")
         assert failure is not None
         await self._finish_failed(failure)
         return StepEnd.DONE
@@ -234,24 +198,26 @@ class TurnRunner:
         step_index = turn.step_index
         model, model_id = await actor.model_for_step(step_index)
         actor.emit("step.started", {"modelId": model_id, **self._step_coordinates(step_index)})
-        self._output_started = False
-        self._interrupt = None
+        self._model_call = ModelCall(actor, self._step_coordinates(step_index))
         if turn.execute:
             await self._run_approved(step_index)
         try:
-            result = await self._call_model(model, step_index)
-        except _Steered:
+            request = build_request(actor.agent, actor.state, actor.history, self._settings(), is_root=actor.is_root)
+            result = await self._model_call.run(
+                model, request, cancelled=lambda: self.cancel_requested, steered=lambda: bool(self.steering)
+            )
+        except Steered:
             actor.emit("step.completed", {"finishReason": "other", **self._step_coordinates(step_index)})
             turn.step_index = step_index + 1
             actor.checkpoint_later()
             raise
-        except _Cancelled:
+        except Cancelled:
             await self._finish_cancelled([])
             raise
         finish = result.finish
         assert finish is not None
         if finish.reason == "content-filter":
-            raise _StepFailed(
+            raise StepFailed(
                 "MODEL_CALL_FAILED",
                 CONTENT_FILTER_MESSAGE,
                 {"semanticErrorId": "model-response-content-filtered", "finishReason": "content-filter"},
@@ -290,7 +256,7 @@ class TurnRunner:
         await actor.end_turn_completed(history=[reply])
         return StepEnd.DONE
 
-    async def _tool_step(self, step_index: int, result: _ModelResult, usage: dict[str, Any]) -> StepEnd:
+    async def _tool_step(self, step_index: int, result: ModelResult, usage: dict[str, Any]) -> StepEnd:
         actor = self.actor
         turn = actor.turn
         coordinates = self._step_coordinates(step_index)
@@ -323,7 +289,7 @@ class TurnRunner:
                 outcomes[call.id] = cancelled_outcome(call)
         if self.cancel_requested:
             await self._finish_cancelled(self._step_messages(result, reply_calls, outcomes))
-            raise _Cancelled()
+            raise Cancelled()
         actor.emit("step.completed", {"finishReason": "tool-calls", **coordinates, **usage})
         wait = await self._run_task_calls(task_calls, outcomes, coordinates, asking=bool(asking))
         messages = self._step_messages(result, reply_calls, outcomes)
@@ -352,7 +318,7 @@ class TurnRunner:
         return StepEnd.CONTINUE
 
     def _step_messages(
-        self, result: _ModelResult, reply_calls: list[ToolCall], outcomes: dict[str, ToolOutcome]
+        self, result: ModelResult, reply_calls: list[ToolCall], outcomes: dict[str, ToolOutcome]
     ) -> list[Message]:
         """The step's assistant message and the answers of its calls (a parked wait is answered later)."""
         assistant = AssistantMessage(content=result.text, reasoning=result.reasoning, tool_calls=tuple(result.calls))
@@ -441,172 +407,29 @@ class TurnRunner:
         turn.execute_started = False
         if self.cancel_requested:
             await self._finish_cancelled(messages)
-            raise _Cancelled()
+            raise Cancelled()
         actor.checkpoint_later(history=messages)
 
     # -- the model call ----------------------------------------------------------------------
-
-    async def _call_model(self, model: Model, step_index: int) -> _ModelResult:
-        actor = self.actor
-        options = actor.runtime.options
-        request = build_request(actor.agent, actor.state, actor.history, self._settings(), is_root=actor.is_root)
-        delay = options.provider_backoff
-        for attempt in range(options.provider_attempts):
-            if self.cancel_requested:
-                raise _Cancelled()
-            if self.steering and not self._output_started:
-                raise _Steered()  # a message arrived while the step was being prepared
-            self._model_task = asyncio.create_task(self._stream(model, request, step_index))
-            try:
-                return await self._model_task
-            except asyncio.CancelledError:
-                current = asyncio.current_task()
-                if current is not None and current.cancelling():
-                    raise  # the runner itself is being cancelled (shutdown): not ours to translate
-                if self._interrupt == "steer":
-                    raise _Steered() from None
-                raise _Cancelled() from None
-            except ModelError as exc:
-                if not exc.retryable:
-                    raise _StepFailed("MODEL_CALL_FAILED", str(exc), _error_details(exc)) from exc
-                if attempt + 1 == options.provider_attempts:
-                    raise _StepFailed("STEP_FAILED", str(exc), _error_details(exc)) from exc
-                await asyncio.sleep(delay)
-                delay *= 2
-            finally:
-                self._model_task = None
-        raise AssertionError("unreachable")
 
     def _settings(self) -> ModelSettings:
         config = self.actor.agent.config
         reasoning = config.reasoning if config.reasoning != "provider-default" else None
         return ModelSettings(reasoning=reasoning, model_options=dict(config.model_options))
 
-    async def _stream(self, model: Model, request: Any, step_index: int) -> _ModelResult:
-        actor = self.actor
-        coordinates = self._step_coordinates(step_index)
-        result = _ModelResult()
-        async for event in model.stream(request):
-            if isinstance(event, TextDelta):
-                if event.text:
-                    if not self._output_started:
-                        crashpoint("during-model-call")
-                    self._output_started = True
-                    result.text += event.text
-                    actor.emit("message.appended", {"messageDelta": event.text, **coordinates})
-            elif isinstance(event, ReasoningDelta):
-                result.reasoning += event.text
-                actor.emit("reasoning.appended", {"reasoningDelta": event.text, **coordinates})
-            elif isinstance(event, ToolCallStarted):
-                self._output_started = True
-                self._tool_names[event.call_id] = event.name
-            elif isinstance(event, ToolInputDelta):
-                self._output_started = True
-                if self._tool_names.get(event.call_id) == REPLY_TOOL:
-                    continue  # the output-schema reply is not an action
-                actor.emit(
-                    "action.input.appended",
-                    {
-                        "callId": event.call_id,
-                        "inputTextDelta": event.delta,
-                        **coordinates,
-                        "toolName": self._tool_names.get(event.call_id, ""),
-                    },
-                )
-            elif isinstance(event, ToolCallFinished):
-                result.calls.append(event.call)
-            elif isinstance(event, Finish):
-                result.finish = event
-        if result.finish is None:
-            result.finish = Finish(reason="other")
-        return result
-
     # -- tools -----------------------------------------------------------------------------
 
     async def _run_tools(
         self, calls: Sequence[ToolCall], step_index: int, *, journals: dict[str, list[dict[str, Any]]] | None = None
     ) -> dict[str, ToolOutcome]:
-        """Run calls in parallel; `journals` replays workflow tools resumed after a restart."""
-        actor = self.actor
-        turn = actor.turn
-        coordinates = self._step_coordinates(step_index)
+        """Run calls in parallel (see `eve_runtime.call_batch`); a cancel stops them."""
         self.questions.step_index = step_index
-        outcomes: dict[str, ToolOutcome] = {}
-        if not calls:
-            return outcomes
-
-        def partial_sink(call: ToolCall) -> Any:
-            def sink(value: Any) -> None:
-                if call.id in outcomes or self.cancel_requested:
-                    return
-                actor.emit(
-                    "action.partial",
-                    {
-                        "result": {"callId": call.id, "kind": "tool-result", "output": value, "toolName": call.name},
-                        **coordinates,
-                    },
-                )
-
-            return sink
-
-        tasks: dict[asyncio.Task[ToolOutcome], ToolCall] = {}
-        parent = actor.state.parent
-        for call in calls:
-            abort = AbortSignal()
-            self._aborts[call.id] = abort
-            journal = (journals or {}).get(call.id)
-            context = ToolContext(
-                session_id=actor.session_id,
-                turn_id=turn.turn_id,
-                sequence=turn.sequence,
-                call_id=call.id,
-                tool_name=call.name,
-                principal_id=actor.runtime.principal_id,
-                parent=ParentInfo(parent.session_id, parent.call_id, parent.task_id, parent.turn_id, parent.name)
-                if parent is not None
-                else None,
-                abort_signal=abort,
-                host=CallHost(actor, self.questions, call, coordinates, abort, journal, self.serve_inbox),
-            )
-            task = asyncio.create_task(
-                run_tool(
-                    actor.agent.tools.get(call.name),
-                    call,
-                    context,
-                    on_partial=partial_sink(call),
-                    executor=actor.runtime.tool_executor,
-                    values=actor.values,
-                )
-            )
-            tasks[task] = call
-        pending: set[asyncio.Task[Any]] = set(tasks)
-        watcher: asyncio.Task[Any] = asyncio.create_task(self._cancelled.wait())
+        batch = CallBatch(self.actor, self.questions, self.serve_inbox, self._step_coordinates(step_index))
+        self._batches.append(batch)
         try:
-            while pending:
-                done, pending = await asyncio.wait(pending | {watcher}, return_when=asyncio.FIRST_COMPLETED)
-                pending.discard(watcher)
-                for finished in done:
-                    if finished is watcher:
-                        continue
-                    call = tasks[finished]
-                    outcome: ToolOutcome = finished.result()
-                    self._aborts.pop(call.id, None)
-                    crashpoint("after-tool-effect")
-                    outcomes[call.id] = outcome
-                    actor.emit("action.result", {**outcome.result_event(call.name), **coordinates})
-                if watcher in done:
-                    for task in pending:
-                        task.cancel()
-                    for task in pending:
-                        outcomes[tasks[task].id] = cancelled_outcome(tasks[task])
-                    pending = set()
+            return await batch.run(calls, journals or {}, self._cancelled, lambda: self.cancel_requested)
         finally:
-            watcher.cancel()
-            for task in tasks:
-                task.cancel()  # the runner itself was cancelled (a stop): no tool outlives its turn's runner
-            for call in calls:
-                self._aborts.pop(call.id, None)
-        return outcomes
+            self._batches.remove(batch)
 
     # -- endings ---------------------------------------------------------------------------
 
@@ -614,7 +437,7 @@ class TurnRunner:
         self.questions.cancel_all()
         await self.actor.end_turn_cancelled(history=history, cancel=self.cancel_delivery)
 
-    async def _finish_failed(self, failure: _StepFailed) -> None:
+    async def _finish_failed(self, failure: StepFailed) -> None:
         actor = self.actor
         turn = actor.turn
         data: dict[str, Any] = {"code": failure.code, "message": failure.message}
@@ -629,12 +452,3 @@ def _parsed(content: str) -> Any:
         return json.loads(content)
     except ValueError:
         return content
-
-
-def _error_details(error: ModelError) -> dict[str, Any]:
-    details: dict[str, Any] = {"retryable": error.retryable}
-    if error.status_code is not None:
-        details["statusCode"] = error.status_code
-    if error.provider is not None:
-        details["provider"] = error.provider
-    return details
