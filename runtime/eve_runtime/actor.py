@@ -10,51 +10,33 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from eve_runtime.conversation import client_context_entries, static_user_instructions
 from eve_runtime.crashpoints import crashpoint
-from eve_runtime.delegation import CHILD_PREFIX, cancel_tasks, settle_task, working_tasks
-from eve_runtime.dynamic import DynamicResolver
+from eve_runtime.delegation import CHILD_PREFIX, cancel_tasks, settle_task
 from eve_runtime.emitter import Emitter
 from eve_runtime.messages import Message, MessageAdapter, UserMessage
 from eve_runtime.models.base import Finish, Model
 from eve_runtime.parked import handle_while_parked
-from eve_runtime.recovery import recover_executed, recover_steps
+from eve_runtime.recovery import recover_turn
 from eve_runtime.relay import notify_parent, relayed_answers, report_reply, report_turn_end
-from eve_runtime.resolvers import DynamicContext, ResolverError, resolve_instructions, resolve_model_id
 from eve_runtime.runtime_agent import RuntimeAgent
-from eve_runtime.session_state import CallRecord, ParentLink, SessionState, TurnState
+from eve_runtime.session_state import SessionState, TurnState
 from eve_runtime.state import SessionValues
 from eve_runtime.store.base import DeliveryRecord, SessionRecord, SessionStatus
-from eve_runtime.task_flow import handle_while_waiting, next_wake, recover_tasks
+from eve_runtime.task_flow import handle_while_waiting, next_wake
 from eve_runtime.turn import TurnRunner
+from eve_runtime.turn_start import message_of, model_for_step, model_text_of, start_turn
 
 if TYPE_CHECKING:
     from eve_runtime.runtime import Runtime
 
-__all__ = ["LoadedSession", "SessionActor", "stale_response_text"]
+__all__ = ["LoadedSession", "SessionActor"]
 
 logger = logging.getLogger("eve.actor")
-
-STALE_RESPONSE_PREAMBLE = (
-    "The user submitted the following response to an earlier interactive prompt.\n"
-    "Treat it as new input at the current point in the conversation and decide whether it is still relevant. "
-    "This does not authorize an earlier action; request approval again if that action is still needed.\n"
-)
-
-
-def stale_response_text(responses: Sequence[dict[str, Any]]) -> str:
-    """What the model reads for answers to prompts that are no longer open: information, never authority."""
-    shaped = []
-    for item in responses:
-        response = {k: item[k] for k in ("optionId", "text") if k in item}
-        shaped.append({"requestId": item.get("requestId"), "response": response})
-    return STALE_RESPONSE_PREAMBLE + json.dumps(shaped, indent=2, ensure_ascii=False)
 
 
 @dataclass
@@ -197,50 +179,7 @@ class SessionActor:
         return True
 
     async def _recover(self) -> None:
-        turn = self.state.turn
-        if turn is None:
-            return
-        events: list[dict[str, Any]] = []
-        if self.emitter.next_index > self.state.event_count:
-            rows = await self.store.read_events(self.session_id, self.state.event_count)
-            events = [json.loads(row.line) for row in rows]
-        executed: list[Message] = []
-        resumed: list[CallRecord] = []
-        if turn.execute and turn.execute_started:
-            # Approved calls that may have started: never run again (recorded results kept),
-            # except workflow tools, which resume from their journals.
-            executed, resumed = recover_executed(self.agent, turn.execute, events)
-            turn.execute = resumed
-            turn.execute_started = False
-        if not events and not executed and not resumed:
-            return
-        await recover_tasks(self, events)
-        recovered = recover_steps(self.agent, turn.turn_id, events, turn.step_index)
-        recovered.history[0:0] = executed
-        turn.execute.extend(recovered.resume)
-        for usage, cost in recovered.usage:
-            self.state.usage.add(usage, cost)
-        turn.step_index = recovered.next_step
-        # a workflow tool resumed from its journal lost nothing: that alone is no interruption
-        if (recovered.interrupted and not recovered.resume) or executed:
-            turn.interruptions += 1
-            logger.warning("session %s: turn %s resumed after an interruption", self.session_id, turn.turn_id)
-        if recovered.replied and not working_tasks(self.state):
-            # The final reply was durable; only the turn's end was lost with the crash.
-            await self.end_turn_completed(history=recovered.history)
-            return
-        if recovered.replied:  # ... but its tasks still work: the turn waits for them
-            turn.waiting_on_tasks = True
-        if turn.interruptions > self.runtime.options.max_interruptions:
-            await self.end_turn_failed(
-                "STEP_INTERRUPTED",
-                f"The turn was interrupted {turn.interruptions} times (more than "
-                f"{self.runtime.options.max_interruptions}); it was stopped.",
-                None,
-                history=recovered.history,
-            )
-            return
-        await self.commit(history=recovered.history)
+        await recover_turn(self)
 
     def _take(self, predicate: Any) -> DeliveryRecord | None:
         for index, delivery in enumerate(self._inbox):
@@ -332,122 +271,19 @@ class SessionActor:
 
     def message_of(self, delivery: DeliveryRecord) -> tuple[str, list[dict[str, Any]]]:
         """The `message.received` text and parts of a delivery."""
-        payload = delivery.payload
-        if delivery.kind == "responses":
-            responses = payload.get("inputResponses", [])
-            text = "\n".join(str(r.get("optionId") or r.get("text") or "") for r in responses)
-            return text, [{"text": text, "type": "text"}]
-        parts = payload.get("parts") or [{"text": payload.get("message", ""), "type": "text"}]
-        return payload.get("message", ""), parts
+        return message_of(delivery)
 
     def model_text_of(self, delivery: DeliveryRecord) -> str:
         """What the model reads for a delivery."""
-        if delivery.kind == "responses":
-            return stale_response_text(delivery.payload.get("inputResponses", []))
-        return str(delivery.payload.get("message", ""))
+        return model_text_of(delivery)
 
     async def _start_turn(self, delivery: DeliveryRecord) -> None:
         self.agent = self.runtime.agent_for(self.session)  # a new turn runs the newest generation
-        state = self.state
-        sequence = state.next_sequence
-        turn = TurnState(
-            turn_id=f"turn_{sequence}",
-            sequence=sequence,
-            delivery_ids=[delivery.id],
-            user_index=len(self.history),
-            client_context=client_context_entries(delivery.payload.get("clientContext")),
-            output_schema=delivery.payload.get("outputSchema"),
-            task_call=delivery.payload.get("taskCall"),
-            tool_call=CallRecord.model_validate(delivery.payload["toolCall"])
-            if "toolCall" in delivery.payload
-            else None,
-        )
-        state.next_sequence = sequence + 1
-        state.turn = turn
-        self.emitter.delivery_ids = (delivery.id,)
-        opening: list[Message] = []
-        first = not state.started
-        if first:
-            state.task_mode = delivery.payload.get("mode") == "task"
-            parent = delivery.payload.get("parent")
-            if isinstance(parent, dict):
-                state.parent = ParentLink(
-                    session_id=parent["sessionId"],
-                    task_id=parent["taskId"],
-                    name=parent["name"],
-                    call_id=parent["callId"],
-                    turn_id=parent["turnId"],
-                )
-            state.started = True
-            started: dict[str, Any] = {"runtime": self.runtime.runtime_info(self.agent)}
-            if state.parent is not None:
-                started["invocation"] = {
-                    "kind": "subagent",
-                    "name": state.parent.name,
-                    "parentCallId": state.parent.call_id,
-                    "parentSessionId": state.parent.session_id,
-                    "parentTurnId": state.parent.turn_id,
-                }
-            self.emit("session.started", started)
-            opening.extend(static_user_instructions(self.agent))
-            turn.user_index += len(opening)
-        self.emit("turn.started", {"sequence": sequence, "turnId": turn.turn_id})
-        text, parts = self.message_of(delivery)
-        self.emit("message.received", {"message": text, "parts": parts, "sequence": sequence, "turnId": turn.turn_id})
-        user = UserMessage(content=self.model_text_of(delivery))
-        opening.append(user)
-        try:
-            await self._resolve_dynamic(turn, first=first)
-        except ResolverError as exc:
-            await self.end_turn_failed(
-                "DYNAMIC_RESOLVER_FAILED", str(exc), None, history=opening, consumed=[delivery.id]
-            )
-            return
-        self.checkpoint_later(history=opening, consumed=[delivery.id])
-        crashpoint("after-turn-start")
-
-    async def _resolve_dynamic(self, turn: TurnState, *, first: bool) -> None:
-        if first:
-            context = DynamicContext(session_id=self.session_id, agent_name=self.agent.name, event="session.started")
-            self.state.dynamic = await resolve_instructions(self.agent, "session.started", context)
-            model = self.agent.config.model
-            if isinstance(model, DynamicResolver) and "session.started" in model.events:
-                self.state.model_id = await resolve_model_id(model, "session.started", context)
-        context = DynamicContext(
-            session_id=self.session_id,
-            agent_name=self.agent.name,
-            event="turn.started",
-            turn_id=turn.turn_id,
-            sequence=turn.sequence,
-        )
-        turn.dynamic = await resolve_instructions(self.agent, "turn.started", context)
-        model = self.agent.config.model
-        if isinstance(model, DynamicResolver) and "turn.started" in model.events:
-            turn.model_id = await resolve_model_id(model, "turn.started", context)
+        await start_turn(self, delivery)
 
     async def model_for_step(self, step_index: int) -> tuple[Model, str]:
         """The model of the turn's next call, and the id `step.started` reports."""
-        configured = self.agent.config.model
-        turn = self.turn
-        if isinstance(configured, DynamicResolver):
-            model_id = turn.model_id or self.state.model_id
-            if "step.started" in configured.events:
-                context = DynamicContext(
-                    session_id=self.session_id,
-                    agent_name=self.agent.name,
-                    event="step.started",
-                    turn_id=turn.turn_id,
-                    sequence=turn.sequence,
-                    step_index=step_index,
-                )
-                model_id = await resolve_model_id(configured, "step.started", context)
-            if model_id is None:
-                raise ResolverError("The dynamic model resolver chose no model for this turn.")
-            return self.runtime.model(model_id), model_id
-        if isinstance(configured, str):
-            return self.runtime.model(configured), configured
-        model: Model = configured
-        return model, model.model_id
+        return await model_for_step(self, step_index)
 
     def join_turn(self, delivery: DeliveryRecord) -> UserMessage:
         """A message joins the running turn: `message.received` (its delivery id on every later event).

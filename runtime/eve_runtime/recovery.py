@@ -20,16 +20,24 @@ The turn then re-runs the interrupted step, with the same `turnId`, `stepIndex` 
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from eve_runtime.delegation import working_tasks
 from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage
 from eve_runtime.models.base import Usage
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.session_state import CallRecord
+from eve_runtime.task_flow import recover_tasks
 from eve_runtime.workflow import journal_from_events
 
-__all__ = ["ABANDONED_TEXT", "RecoveredSteps", "recover_executed", "recover_steps"]
+if TYPE_CHECKING:
+    from eve_runtime.actor import SessionActor
+
+logger = logging.getLogger("eve.actor")
+
+__all__ = ["ABANDONED_TEXT", "RecoveredSteps", "recover_executed", "recover_steps", "recover_turn"]
 
 ABANDONED_TEXT = (
     "This call was interrupted before its result was recorded, and it was not run again. It may or "
@@ -184,3 +192,51 @@ def recover_executed(
             content, is_error = _result_content(agent, call.name, recorded)
             messages.append(ToolMessage(tool_call_id=call.id, name=call.name, content=content, is_error=is_error))
     return messages, resume
+
+
+async def recover_turn(actor: SessionActor) -> None:
+    """Rebuild the open turn from the events an interrupted attempt left after the checkpoint."""
+    turn = actor.state.turn
+    if turn is None:
+        return
+    events: list[dict[str, Any]] = []
+    if actor.emitter.next_index > actor.state.event_count:
+        rows = await actor.store.read_events(actor.session_id, actor.state.event_count)
+        events = [json.loads(row.line) for row in rows]
+    executed: list[Message] = []
+    resumed: list[CallRecord] = []
+    if turn.execute and turn.execute_started:
+        # Approved calls that may have started: never run again (recorded results kept),
+        # except workflow tools, which resume from their journals.
+        executed, resumed = recover_executed(actor.agent, turn.execute, events)
+        turn.execute = resumed
+        turn.execute_started = False
+    if not events and not executed and not resumed:
+        return
+    await recover_tasks(actor, events)
+    recovered = recover_steps(actor.agent, turn.turn_id, events, turn.step_index)
+    recovered.history[0:0] = executed
+    turn.execute.extend(recovered.resume)
+    for usage, cost in recovered.usage:
+        actor.state.usage.add(usage, cost)
+    turn.step_index = recovered.next_step
+    # a workflow tool resumed from its journal lost nothing: that alone is no interruption
+    if (recovered.interrupted and not recovered.resume) or executed:
+        turn.interruptions += 1
+        logger.warning("session %s: turn %s resumed after an interruption", actor.session_id, turn.turn_id)
+    if recovered.replied and not working_tasks(actor.state):
+        # The final reply was durable; only the turn's end was lost with the crash.
+        await actor.end_turn_completed(history=recovered.history)
+        return
+    if recovered.replied:  # ... but its tasks still work: the turn waits for them
+        turn.waiting_on_tasks = True
+    if turn.interruptions > actor.runtime.options.max_interruptions:
+        await actor.end_turn_failed(
+            "STEP_INTERRUPTED",
+            f"The turn was interrupted {turn.interruptions} times (more than "
+            f"{actor.runtime.options.max_interruptions}); it was stopped.",
+            None,
+            history=recovered.history,
+        )
+        return
+    await actor.commit(history=recovered.history)

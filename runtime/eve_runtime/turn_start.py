@@ -1,0 +1,163 @@
+"""Opening a turn, and choosing the model of each of its steps.
+
+A message (or a batch of answers that no longer match an open prompt) that reaches an idle
+session opens a turn: `session.started` the first time (with the runtime, and for a subagent's
+session the call it works for), `turn.started`, `message.received`, then the turn's dynamic
+instructions and model are resolved. What the model reads for a delivery is here too: the
+message, or for stale answers a note that they authorize nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from eve_runtime.conversation import client_context_entries, static_user_instructions
+from eve_runtime.crashpoints import crashpoint
+from eve_runtime.dynamic import DynamicResolver
+from eve_runtime.messages import Message, UserMessage
+from eve_runtime.models.base import Model
+from eve_runtime.resolvers import DynamicContext, ResolverError, resolve_instructions, resolve_model_id
+from eve_runtime.session_state import CallRecord, ParentLink, TurnState
+from eve_runtime.store.base import DeliveryRecord
+
+if TYPE_CHECKING:
+    from eve_runtime.actor import SessionActor
+
+__all__ = ["message_of", "model_for_step", "model_text_of", "stale_response_text", "start_turn"]
+
+STALE_RESPONSE_PREAMBLE = (
+    "The user submitted the following response to an earlier interactive prompt.\n"
+    "Treat it as new input at the current point in the conversation and decide whether it is still relevant. "
+    "This does not authorize an earlier action; request approval again if that action is still needed.\n"
+)
+
+
+def stale_response_text(responses: Sequence[dict[str, Any]]) -> str:
+    """What the model reads for answers to prompts that are no longer open: information, never authority."""
+    shaped = []
+    for item in responses:
+        response = {k: item[k] for k in ("optionId", "text") if k in item}
+        shaped.append({"requestId": item.get("requestId"), "response": response})
+    return STALE_RESPONSE_PREAMBLE + json.dumps(shaped, indent=2, ensure_ascii=False)
+
+
+def message_of(delivery: DeliveryRecord) -> tuple[str, list[dict[str, Any]]]:
+    """The `message.received` text and parts of a delivery."""
+    payload = delivery.payload
+    if delivery.kind == "responses":
+        responses = payload.get("inputResponses", [])
+        text = "\n".join(str(r.get("optionId") or r.get("text") or "") for r in responses)
+        return text, [{"text": text, "type": "text"}]
+    parts = payload.get("parts") or [{"text": payload.get("message", ""), "type": "text"}]
+    return payload.get("message", ""), parts
+
+
+def model_text_of(delivery: DeliveryRecord) -> str:
+    """What the model reads for a delivery."""
+    if delivery.kind == "responses":
+        return stale_response_text(delivery.payload.get("inputResponses", []))
+    return str(delivery.payload.get("message", ""))
+
+
+async def start_turn(actor: SessionActor, delivery: DeliveryRecord) -> None:
+    """Open a turn for a message: `session.started` first (once), `turn.started`, `message.received`."""
+    state = actor.state
+    sequence = state.next_sequence
+    turn = TurnState(
+        turn_id=f"turn_{sequence}",
+        sequence=sequence,
+        delivery_ids=[delivery.id],
+        user_index=len(actor.history),
+        client_context=client_context_entries(delivery.payload.get("clientContext")),
+        output_schema=delivery.payload.get("outputSchema"),
+        task_call=delivery.payload.get("taskCall"),
+        tool_call=CallRecord.model_validate(delivery.payload["toolCall"]) if "toolCall" in delivery.payload else None,
+    )
+    state.next_sequence = sequence + 1
+    state.turn = turn
+    actor.emitter.delivery_ids = (delivery.id,)
+    opening: list[Message] = []
+    first = not state.started
+    if first:
+        state.task_mode = delivery.payload.get("mode") == "task"
+        parent = delivery.payload.get("parent")
+        if isinstance(parent, dict):
+            state.parent = ParentLink(
+                session_id=parent["sessionId"],
+                task_id=parent["taskId"],
+                name=parent["name"],
+                call_id=parent["callId"],
+                turn_id=parent["turnId"],
+            )
+        state.started = True
+        started: dict[str, Any] = {"runtime": actor.runtime.runtime_info(actor.agent)}
+        if state.parent is not None:
+            started["invocation"] = {
+                "kind": "subagent",
+                "name": state.parent.name,
+                "parentCallId": state.parent.call_id,
+                "parentSessionId": state.parent.session_id,
+                "parentTurnId": state.parent.turn_id,
+            }
+        actor.emit("session.started", started)
+        opening.extend(static_user_instructions(actor.agent))
+        turn.user_index += len(opening)
+    actor.emit("turn.started", {"sequence": sequence, "turnId": turn.turn_id})
+    text, parts = message_of(delivery)
+    actor.emit("message.received", {"message": text, "parts": parts, "sequence": sequence, "turnId": turn.turn_id})
+    user = UserMessage(content=model_text_of(delivery))
+    opening.append(user)
+    try:
+        await _resolve_dynamic(actor, turn, first=first)
+    except ResolverError as exc:
+        await actor.end_turn_failed("DYNAMIC_RESOLVER_FAILED", str(exc), None, history=opening, consumed=[delivery.id])
+        return
+    actor.checkpoint_later(history=opening, consumed=[delivery.id])
+    crashpoint("after-turn-start")
+
+
+async def _resolve_dynamic(actor: SessionActor, turn: TurnState, *, first: bool) -> None:
+    if first:
+        context = DynamicContext(session_id=actor.session_id, agent_name=actor.agent.name, event="session.started")
+        actor.state.dynamic = await resolve_instructions(actor.agent, "session.started", context)
+        model = actor.agent.config.model
+        if isinstance(model, DynamicResolver) and "session.started" in model.events:
+            actor.state.model_id = await resolve_model_id(model, "session.started", context)
+    context = DynamicContext(
+        session_id=actor.session_id,
+        agent_name=actor.agent.name,
+        event="turn.started",
+        turn_id=turn.turn_id,
+        sequence=turn.sequence,
+    )
+    turn.dynamic = await resolve_instructions(actor.agent, "turn.started", context)
+    model = actor.agent.config.model
+    if isinstance(model, DynamicResolver) and "turn.started" in model.events:
+        turn.model_id = await resolve_model_id(model, "turn.started", context)
+
+
+async def model_for_step(actor: SessionActor, step_index: int) -> tuple[Model, str]:
+    """The model of the turn's next call, and the id `step.started` reports."""
+    configured = actor.agent.config.model
+    turn = actor.turn
+    if isinstance(configured, DynamicResolver):
+        model_id = turn.model_id or actor.state.model_id
+        if "step.started" in configured.events:
+            context = DynamicContext(
+                session_id=actor.session_id,
+                agent_name=actor.agent.name,
+                event="step.started",
+                turn_id=turn.turn_id,
+                sequence=turn.sequence,
+                step_index=step_index,
+            )
+            model_id = await resolve_model_id(configured, "step.started", context)
+        if model_id is None:
+            raise ResolverError("The dynamic model resolver chose no model for this turn.")
+        return actor.runtime.model(model_id), model_id
+    if isinstance(configured, str):
+        return actor.runtime.model(configured), configured
+    model: Model = configured
+    return model, model.model_id
