@@ -171,6 +171,24 @@ def _status_only(status: str) -> JSON:
     }
 
 
+def _dev_sessions_schema() -> JSON:
+    session = {
+        "type": "object",
+        "required": ["sessionId", "status", "createdAt", "agent"],
+        "properties": {
+            "sessionId": _SESSION_ID,
+            "status": {"enum": ["active", "completed", "failed", "reset"]},
+            "createdAt": {"type": "string", "format": "date-time"},
+            "agent": {"type": "string"},
+        },
+    }
+    return {
+        "type": "object",
+        "required": ["ok", "sessions"],
+        "properties": {"ok": {"const": True}, "sessions": {"type": "array", "items": session}},
+    }
+
+
 def _session_parameter() -> JSON:
     return {
         "name": "sessionId",
@@ -402,6 +420,16 @@ def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
         },
     }
     components: JSON = {"schemas": _schemas()}
+    if mode == "development":
+        paths["/eve/v1/dev/sessions"] = {
+            "get": _operation(
+                "listDevSessions",
+                "Every session in the store, newest first (served by `eve dev` only; 404 under `eve start`).",
+                {"200": _json(_ref("DevSessions"), "The sessions.")},
+                mode,
+            )
+        }
+        components["schemas"]["DevSessions"] = _dev_sessions_schema()
     document: JSON = {
         "openapi": "3.1.0",
         "info": {

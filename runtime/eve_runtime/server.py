@@ -253,6 +253,12 @@ class _Api:
             raise ApiError(404, SESSION_NOT_FOUND)
         return await open_stream(self.runtime.store, child, query, self.stream_options, self.streams)
 
+    async def dev_sessions(self, request: Request) -> Response:
+        """`GET /eve/v1/dev/sessions` (development mode only): every session in the store, newest first."""
+        from eve_runtime.server_dev import list_sessions  # imported here: only eve dev serves this route
+
+        return json_response({"ok": True, "sessions": await list_sessions(self.runtime.store)})
+
     def routes(self) -> list[Route]:
         """The routes, in eve's order (`routes.DEFAULT_ROUTES`), plus the OpenAPI document."""
         session = "/eve/v1/session/{sessionId}"
@@ -281,6 +287,8 @@ class _Api:
                 methods=["GET"],
             ),
         ]
+        if self.mode == "development":
+            routes.append(Route("/eve/v1/dev/sessions", self.endpoint(self.dev_sessions), methods=["GET"]))
         for route in routes[1:]:
             if route.methods is not None:
                 route.methods.discard("HEAD")  # starlette adds HEAD to GET routes; only health serves it

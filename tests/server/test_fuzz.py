@@ -27,10 +27,12 @@ from schemathesis import checks
 from starlette.routing import Route
 
 from eve_runtime.compiler import CompiledApp
-from eve_runtime.openapi import openapi_document
+from eve_runtime.manifest import Manifest
+from eve_runtime.openapi import Mode, openapi_document
 from eve_runtime.routes import DEFAULT_ROUTES, SUBAGENT_STREAM
+from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.server_bodies import MAX_BODY_BYTES
-from tests.server.support import LiveServer
+from tests.server.support import LiveServer, harness
 
 RANDOM = os.environ.get("EVE_FUZZ_RANDOM")
 SCHEMA = schemathesis.openapi.from_dict(openapi_document(mode="development", max_body_bytes=MAX_BODY_BYTES))
@@ -95,19 +97,21 @@ def test_api_conforms(case: schemathesis.Case[Any], target: FuzzTarget) -> None:
 
 
 @pytest.mark.parametrize("mode", ["development", "production"])
-def test_the_document_describes_exactly_the_served_routes(mode: str, api: Any) -> None:
-    document = openapi_document(mode=mode, max_body_bytes=MAX_BODY_BYTES)  # type: ignore[arg-type]
+def test_the_document_describes_exactly_the_served_routes(mode: Mode, agent: RuntimeAgent, manifest: Manifest) -> None:
+    document = openapi_document(mode=mode, max_body_bytes=MAX_BODY_BYTES)
     for schema in document["components"]["schemas"].values():
         jsonschema.Draft202012Validator.check_schema(schema)
     documented = {(path, method.upper()) for path, item in document["paths"].items() for method in item}
-    served = {
-        (route.path, method)
-        for route in api.app.routes
-        if isinstance(route, Route) and route.methods is not None
-        for method in route.methods
-    }
+    with harness(agent, manifest, mode=mode) as api:
+        served = {
+            (route.path, method)
+            for route in api.app.routes
+            if isinstance(route, Route) and route.methods is not None
+            for method in route.methods
+        }
     assert documented == served
-    assert {route.path for route in DEFAULT_ROUTES} | {"/eve/v1/openapi.json", SUBAGENT_STREAM.path} == {
+    dev_only = {"/eve/v1/dev/sessions"} if mode == "development" else set()
+    assert {route.path for route in DEFAULT_ROUTES} | {"/eve/v1/openapi.json", SUBAGENT_STREAM.path} | dev_only == {
         re.sub(r"\{(\w+)\}", r":\1", path) for path, _method in documented
     }
     health = document["paths"]["/eve/v1/health"]["get"]

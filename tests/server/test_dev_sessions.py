@@ -1,0 +1,58 @@
+"""`GET /eve/v1/dev/sessions`: every session of the store, newest first, served by `eve dev` only."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from eve_runtime.manifest import Manifest
+from eve_runtime.openapi import openapi_document
+from eve_runtime.runtime_agent import RuntimeAgent
+from eve_runtime.server_auth import LoopbackAuth
+from eve_runtime.server_bodies import MAX_BODY_BYTES
+from tests.server.support import Harness, harness
+
+PATH = "/eve/v1/dev/sessions"
+
+
+def test_lists_every_session_newest_first(api: Harness) -> None:
+    parked = api.create()
+    talked = api.create("hello")
+    retired = api.create("bye")
+    api.wait_for(talked, "session.waiting")
+    api.wait_for(retired, "session.waiting")
+    assert api.client.post(f"/eve/v1/session/{retired}/reset").json()["status"] == "reset"
+
+    response = api.client.get(PATH)
+
+    assert response.status_code == 200
+    assert response.headers["cache-control"] == "no-store"
+    body = response.json()
+    assert body["ok"] is True
+    sessions = body["sessions"]
+    assert [s["sessionId"] for s in sessions] == [retired, talked, parked]
+    assert [s["status"] for s in sessions] == ["reset", "active", "active"]
+    assert {s["agent"] for s in sessions} == {"weather-agent"}
+    created = [datetime.fromisoformat(s["createdAt"].replace("Z", "+00:00")) for s in sessions]
+    assert created == sorted(created, reverse=True)
+    assert all(s["createdAt"].endswith("Z") for s in sessions)
+
+
+def test_an_empty_store_lists_nothing(api: Harness) -> None:
+    assert api.client.get(PATH).json() == {"ok": True, "sessions": []}
+
+
+def test_is_guarded_like_the_api(agent: RuntimeAgent, manifest: Manifest) -> None:
+    with harness(
+        agent, manifest, auth=LoopbackAuth(), client=("203.0.113.7", 1), base_url="http://127.0.0.1:2000"
+    ) as h:
+        assert h.client.get(PATH).status_code == 403
+
+
+def test_production_has_no_such_route(agent: RuntimeAgent, manifest: Manifest) -> None:
+    with harness(agent, manifest, mode="production") as h:
+        h.create("hello")
+        response = h.client.get(PATH)
+    assert response.status_code == 404
+    assert response.json()["code"] == "not_found"
+    assert PATH not in openapi_document(mode="production", max_body_bytes=MAX_BODY_BYTES)["paths"]
+    assert PATH in openapi_document(mode="development", max_body_bytes=MAX_BODY_BYTES)["paths"]
