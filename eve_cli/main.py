@@ -13,6 +13,8 @@ from eve_cli.commands.build import build
 from eve_cli.commands.dev import dev
 from eve_cli.commands.info import info
 from eve_cli.commands.init import init
+from eve_cli.commands.send import send
+from eve_cli.commands.sessions import sessions_app
 from eve_cli.commands.start import start
 
 __all__ = ["app", "main"]
@@ -29,6 +31,8 @@ app.command("info")(info)
 app.command("build")(build)
 app.command("dev")(dev)
 app.command("start")(start)
+app.command("send")(send)
+app.add_typer(sessions_app, name="sessions")
 
 
 def _version(value: bool) -> None:
