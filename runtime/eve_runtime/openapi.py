@@ -189,6 +189,20 @@ def _dev_sessions_schema() -> JSON:
     }
 
 
+def _dev_build_schema() -> JSON:
+    return {
+        "type": "object",
+        "required": ["ok", "generation", "rebuilds", "status", "diagnostics"],
+        "properties": {
+            "ok": {"const": True},
+            "generation": {"type": "integer", "description": "The generation serving new turns."},
+            "rebuilds": {"type": "integer", "description": "Rebuilds since the server started, failed ones included."},
+            "status": {"enum": ["ready", "failed"], "description": "How the newest rebuild went."},
+            "diagnostics": {"type": "array", "items": {"type": "object"}, "description": "A failed build's."},
+        },
+    }
+
+
 def _session_parameter() -> JSON:
     return {
         "name": "sessionId",
@@ -429,7 +443,16 @@ def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
                 mode,
             )
         }
+        paths["/eve/v1/dev/build"] = {
+            "get": _operation(
+                "getDevBuild",
+                "The generation serving new turns and how the newest rebuild went (served by `eve dev` only).",
+                {"200": _json(_ref("DevBuild"), "The build status.")},
+                mode,
+            )
+        }
         components["schemas"]["DevSessions"] = _dev_sessions_schema()
+        components["schemas"]["DevBuild"] = _dev_build_schema()
     document: JSON = {
         "openapi": "3.1.0",
         "info": {

@@ -18,7 +18,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -185,6 +185,7 @@ async def _serve(
     stream_options: StreamOptions | None,
     stop_deadline: float,
     on_listening: Callable[[str], None],
+    companion: Callable[[str], Awaitable[None]] | None,
 ) -> None:
     assert compiled.root is not None
     store = SqliteStore(compiled.paths.workflow_data_dir)
@@ -200,13 +201,25 @@ async def _serve(
         try:
             await runtime.start()
             app = create_app(
-                runtime, compiled.manifest, mode=mode, auth=_auth(mode, host), stream_options=stream_options
+                runtime,
+                compiled.manifest,
+                mode=mode,
+                auth=_auth(mode, host),
+                stream_options=stream_options,
+                generation=compiled.loader.generation,
             )
             if reload:
                 reloader = Reloader(compiled.paths.app_root, runtime, compiled, on_reload=_show(app))
                 del compiled  # the reloader tracks generations: nothing here may keep an old one alive
                 watching = asyncio.create_task(reloader.run(stop_watching), name="eve-reload")
-            await run_app(app, sock, on_listening=lambda bound: on_listening(listening_line(host, bound)))
+            alongside = _Companion(companion)
+
+            def listening(bound: int) -> None:
+                on_listening(listening_line(host, bound))
+                alongside.start(f"http://{_client_host(host)}:{bound}")
+
+            await run_app(app, sock, on_listening=listening, stop=alongside.done)
+            await alongside.close()
             logger.info("stopping: letting running steps reach a boundary (at most %gs)", stop_deadline)
         finally:
             stop_watching.set()
@@ -218,11 +231,48 @@ async def _serve(
         await store.close()
 
 
+def _client_host(host: str) -> str:
+    """Where a client on this machine reaches a server listening on `host`."""
+    if host in ("0.0.0.0", "", "::", "[::]"):
+        return "127.0.0.1"
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+class _Companion:
+    """Code run beside the server once it listens (the terminal UI); the server stops when it returns."""
+
+    def __init__(self, run: Callable[[str], Awaitable[None]] | None) -> None:
+        self._run = run
+        self._task: asyncio.Task[None] | None = None
+        self.done = asyncio.Event()
+
+    def start(self, url: str) -> None:
+        if self._run is None:
+            return
+        self._task = asyncio.ensure_future(self._run(url))
+        self._task.add_done_callback(lambda _task: self.done.set())
+
+    async def close(self) -> None:
+        """Stop the companion if the server stopped first (a signal); report how it ended."""
+        if self._task is None:
+            return
+        if not self._task.done():
+            self._task.cancel()
+        try:
+            await self._task
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            logger.exception("the terminal UI failed")
+
+
 def _show(app: Starlette) -> Callable[[Reloader, CompiledApp], None]:
     """Keep `GET /eve/v1/info` on the serving generation, with a failed build's diagnostics."""
 
     def show(reloader: Reloader, built: CompiledApp) -> None:
-        app.state.show_build(reloader.manifest, failed=built.manifest if built.root is None else None)
+        app.state.show_build(
+            reloader.manifest, failed=built.manifest if built.root is None else None, generation=reloader.generation
+        )
 
     return show
 
@@ -246,6 +296,7 @@ def serve(
     on_listening: Callable[[str], None] = _print_line,
     reload: bool = False,
     resume: bool = True,
+    companion: Callable[[str], Awaitable[None]] | None = None,
 ) -> None:
     """Compile the app at `app_root` and serve it until SIGTERM/SIGINT; returns after a clean shutdown.
 
@@ -264,6 +315,8 @@ def serve(
         reload: Rebuild on every change of `agent/` or `.env` (`eve dev`), see `eve_runtime.reloader`.
         resume: Run the unfinished sessions of earlier runs; with False (`eve dev` without
             `--resume`) they stay dormant, and a message to one answers 409 `session_dormant`.
+        companion: Run with the server's URL once it listens, in the server's event loop (the
+            terminal UI of `eve dev`); when it returns, the server stops.
 
     Raises:
         ServeError: The world is unavailable, the store is in use, or the port cannot be bound.
@@ -290,6 +343,7 @@ def serve(
         stream_options=stream_options,
         stop_deadline=stop_deadline,
         on_listening=on_listening,
+        companion=companion,
     )
     del compiled  # with reload, a generation is released once nothing uses it: this frame must not hold one
     asyncio.run(main)

@@ -48,6 +48,7 @@ from eve_runtime.server_bodies import (
     validate_follow_up,
     validate_reset,
 )
+from eve_runtime.server_dev import BuildStatus, list_sessions
 from eve_runtime.server_stream import SESSION_NOT_FOUND, StreamOptions, StreamRegistry, open_stream, parse_stream_query
 from eve_runtime.store.base import SessionNotActive
 
@@ -100,6 +101,7 @@ class _Api:
         self.streams = StreamRegistry()
         self.mode = mode
         self.info_body = dump_json(agent_info(manifest, mode=mode))
+        self.build = BuildStatus()
         self.openapi_body = dump_json(openapi_document(mode=mode, max_body_bytes=max_body_bytes))
 
     def endpoint(self, handler: Handler, *, guarded: bool = True, failure: str = "Internal server error.") -> Handler:
@@ -134,10 +136,11 @@ class _Api:
             response.body = b""  # headers (content-length included) as for GET, no body
         return response
 
-    def show_build(self, manifest: Manifest, *, failed: Manifest | None = None) -> None:
+    def show_build(self, manifest: Manifest, *, failed: Manifest | None = None, generation: int = 0) -> None:
         """Describe a new generation in `GET /eve/v1/info` (with a newer failed build's diagnostics, if any)."""
         info = agent_info(manifest, mode=self.mode)
         self.info_body = dump_json(with_failed_build(info, failed) if failed is not None else info)
+        self.build = self.build.next(generation, failed)
 
     async def info(self, request: Request) -> Response:
         return Response(
@@ -255,9 +258,11 @@ class _Api:
 
     async def dev_sessions(self, request: Request) -> Response:
         """`GET /eve/v1/dev/sessions` (development mode only): every session in the store, newest first."""
-        from eve_runtime.server_dev import list_sessions  # imported here: only eve dev serves this route
-
         return json_response({"ok": True, "sessions": await list_sessions(self.runtime.store)})
+
+    async def dev_build(self, request: Request) -> Response:
+        """`GET /eve/v1/dev/build` (development mode only): the serving generation and the newest rebuild."""
+        return json_response({"ok": True, **self.build.to_json()})
 
     def routes(self) -> list[Route]:
         """The routes, in eve's order (`routes.DEFAULT_ROUTES`), plus the OpenAPI document."""
@@ -289,6 +294,7 @@ class _Api:
         ]
         if self.mode == "development":
             routes.append(Route("/eve/v1/dev/sessions", self.endpoint(self.dev_sessions), methods=["GET"]))
+            routes.append(Route("/eve/v1/dev/build", self.endpoint(self.dev_build), methods=["GET"]))
         for route in routes[1:]:
             if route.methods is not None:
                 route.methods.discard("HEAD")  # starlette adds HEAD to GET routes; only health serves it
@@ -345,6 +351,7 @@ def create_app(
     body_timeout: float = 30.0,
     reset_timeout: float = 30.0,
     stream_options: StreamOptions | None = None,
+    generation: int = 0,
 ) -> Starlette:
     """The `/eve/v1` HTTP API over a runtime whose store is open and which is started (or will be).
 
@@ -359,6 +366,7 @@ def create_app(
         body_timeout: Seconds a client may take to send its body (408 after).
         reset_timeout: Seconds a reset waits for the session to end before answering anyway.
         stream_options: Heartbeat and lease timing of live streams.
+        generation: The generation of `manifest` (`GET /eve/v1/dev/build` reports it in development).
 
     Returns:
         The app. `app.state.streams` ([`StreamRegistry`][eve_runtime.server_stream.StreamRegistry])
@@ -379,6 +387,7 @@ def create_app(
         middleware=[Middleware(_CatchAll)],
         exception_handlers={HTTPException: _http_error},
     )
+    api.build = BuildStatus(generation=generation)
     app.router.redirect_slashes = False
     app.state.streams = api.streams
     app.state.runtime = runtime

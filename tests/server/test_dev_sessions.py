@@ -56,3 +56,27 @@ def test_production_has_no_such_route(agent: RuntimeAgent, manifest: Manifest) -
     assert response.json()["code"] == "not_found"
     assert PATH not in openapi_document(mode="production", max_body_bytes=MAX_BODY_BYTES)["paths"]
     assert PATH in openapi_document(mode="development", max_body_bytes=MAX_BODY_BYTES)["paths"]
+
+
+def test_dev_build_reports_the_serving_generation_and_failed_rebuilds(agent: RuntimeAgent, manifest: Manifest) -> None:
+    from eve_runtime.diagnostics import Diagnostic
+
+    with harness(agent, manifest) as h:
+        first = h.client.get("/eve/v1/dev/build").json()
+        assert first == {"ok": True, "generation": 0, "rebuilds": 0, "status": "ready", "diagnostics": []}
+        broken = manifest.model_copy(
+            update={
+                "diagnostics": [
+                    Diagnostic(code="discover/x", severity="error", message="bad tool", source_path="tools/x.py")
+                ]
+            }
+        )
+        h.app.state.show_build(manifest, failed=broken, generation=2)
+        failed = h.client.get("/eve/v1/dev/build").json()
+        assert (failed["generation"], failed["rebuilds"], failed["status"]) == (0, 1, "failed")
+        assert failed["diagnostics"][0]["message"] == "bad tool"
+        h.app.state.show_build(manifest, generation=3)
+        assert h.client.get("/eve/v1/dev/build").json()["generation"] == 3
+    with harness(agent, manifest, mode="production") as h:
+        assert h.client.get("/eve/v1/dev/build").status_code == 404
+    assert "/eve/v1/dev/build" in openapi_document(mode="development", max_body_bytes=MAX_BODY_BYTES)["paths"]

@@ -146,6 +146,10 @@ class AsyncEveClient:
         sessions = (await self._request("GET", f"{API}/dev/sessions")).get("sessions")
         return [session for session in sessions or [] if isinstance(session, dict)]
 
+    async def dev_build(self) -> dict[str, Any]:
+        """`GET /eve/v1/dev/build` (`eve dev` only): `{generation, rebuilds, status, diagnostics}`."""
+        return await self._request("GET", f"{API}/dev/build")
+
     async def event_count(self, session_id: str) -> int:
         """How many events the session has now."""
         path = session_path(session_id, "/stream")

@@ -172,6 +172,10 @@ class EveClient:
         sessions = self._request("GET", f"{API}/dev/sessions").get("sessions")
         return [session for session in sessions or [] if isinstance(session, dict)]
 
+    def dev_build(self) -> dict[str, Any]:
+        """`GET /eve/v1/dev/build` (`eve dev` only): `{generation, rebuilds, status, diagnostics}`."""
+        return self._request("GET", f"{API}/dev/build")
+
     def event_count(self, session_id: str) -> int:
         """How many events the session has now (the cursor of a read that starts after them)."""
         path = session_path(session_id, "/stream")
