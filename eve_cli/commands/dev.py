@@ -1,14 +1,21 @@
-"""`eve dev`: serve the app for local development (loopback only, no token), reloading on every save."""
+"""`eve dev`: serve the app for local development (loopback only, no token), reloading on every save.
+
+In a terminal (stdin and stdout are TTYs) and without `--no-ui`, the terminal UI runs beside the
+server and the server's logs go to `.eve/logs/dev-<time>-<pid>.log`; quitting the UI stops the
+server. A second `eve dev` for the same app attaches its UI to the running server instead of
+starting another one (without a terminal it prints where that server is).
+"""
 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from eve_cli._console import err, out
+from eve_cli._console import fail, out
 from eve_cli.commands.start import app_root_or_fail, run_server
 
 __all__ = ["dev"]
@@ -20,28 +27,60 @@ def _record(app_root: Path, line: str) -> None:
     write_record(app_root, line.removeprefix("eve listening on ").strip())
 
 
+def _log_file(app_root: Path) -> Path:
+    import os
+
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return app_root / ".eve" / "logs" / f"dev-{stamp}-{os.getpid()}.log"
+
+
+def _attach(app_root: Path, url: str) -> None:
+    import asyncio
+
+    from eve_cli.tui import chat
+
+    asyncio.run(chat(url, app_root=app_root))
+
+
 def dev(
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[
         int | None, typer.Option("--port", min=0, max=65535, help="Port (default: $PORT, else 2000; 0 picks one).")
     ] = None,
-    no_ui: Annotated[bool, typer.Option("--no-ui", help="Serve without the terminal UI.")] = False,
+    no_ui: Annotated[bool, typer.Option("--no-ui", help="Serve and log without the terminal UI.")] = False,
     resume: Annotated[
         bool,
         typer.Option("--resume", help="Run the unfinished sessions of an earlier eve dev (else they stay dormant)."),
     ] = False,
 ) -> None:
-    """Serve the agent for development: requests from this machine only, no token, reloaded on every save."""
+    """Serve the agent for development with a terminal UI: requests from this machine only, reloaded on every save."""
+    from eve_cli.user_config import apply_provider_keys
     from eve_runtime.dev_server import clear_record, running_server
 
     app_root = app_root_or_fail()
+    with_ui = not no_ui and sys.stdin.isatty() and sys.stdout.isatty()
     running = running_server(app_root)
     if running is not None:
+        if resume:
+            fail(
+                f"eve dev is already running for this app ({running.url}, pid {running.pid}): --resume only applies "
+                "when eve dev starts the server. Stop that one (/quit or Ctrl-C there) and start again."
+            )
+        if with_ui:
+            _attach(app_root, running.url)
+            return
         out.print(f"eve dev is already running for this app: {running.url} (pid {running.pid}).")
         out.print("Talk to it there; stop it (Ctrl-C in its terminal) to start another.")
         return
-    if not no_ui and sys.stdin.isatty():
-        err.print("The terminal UI arrives in a later version of eve; serving without it.")
+    apply_provider_keys()  # keys saved by /model; the environment and the app's .env win
+    log_file = _log_file(app_root) if with_ui else None
+    companion = None
+    if with_ui:
+        from eve_cli.tui import chat
+
+        async def companion(url: str) -> None:
+            await chat(url, app_root=app_root, log_file=log_file, resume=resume)
+
     try:
         run_server(
             mode="development",
@@ -53,6 +92,8 @@ def dev(
             reload=True,
             resume=resume,
             on_listening=_record,
+            companion=companion,
+            log_file=log_file,
         )
     finally:
         clear_record(app_root)

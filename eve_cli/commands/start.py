@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -19,9 +19,17 @@ Mode = Literal["development", "production"]
 WORLDS = ("local", "postgres")
 
 
-def _configure_logging() -> None:
-    """Logs on stderr (stdout carries only the listening line): eve at INFO, libraries at WARNING."""
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+def _configure_logging(log_file: Path | None = None) -> None:
+    """Logs on stderr (stdout carries only the listening line), or in `log_file` under a terminal UI.
+
+    eve logs at INFO, libraries at WARNING.
+    """
+    line = "%(levelname)s %(name)s: %(message)s"
+    if log_file is None:
+        logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format=line)
+    else:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        logging.basicConfig(level=logging.WARNING, filename=log_file, format="%(asctime)s " + line, force=True)
     for name in ("eve", "eve_runtime"):
         logging.getLogger(name).setLevel(logging.INFO)
 
@@ -69,6 +77,8 @@ def run_server(
     reload: bool = False,
     resume: bool = True,
     on_listening: Callable[[Path, str], None] | None = None,
+    companion: Callable[[str], Awaitable[None]] | None = None,
+    log_file: Path | None = None,
 ) -> None:
     """Find the app, load its .env files, resolve the defaults and serve until stopped (shared with `eve dev`)."""
     from eve_runtime.errors import CompileError
@@ -78,7 +88,7 @@ def run_server(
     resolved_port = _port(port, default_port)
     resolved_world = _world(world)
     url = database_url if database_url is not None else (os.environ.get("EVE_DATABASE_URL") or None)
-    _configure_logging()
+    _configure_logging(log_file)
 
     def listening(line: str) -> None:
         if on_listening is not None:
@@ -97,6 +107,7 @@ def run_server(
             reload=reload,
             resume=resume,
             on_listening=listening,
+            companion=companion,
         )
     except CompileError as exc:
         print_diagnostics(exc.diagnostics, err)

@@ -79,4 +79,4 @@ def test_help_and_info_never_import_litellm(tmp_path: Path) -> None:
     for modules in (help_modules, info_modules):
         assert not [m for m in modules if m == "litellm" or m.startswith("litellm.")]
     assert "eve_runtime.compiler" not in help_modules  # help stays light: commands import lazily
-    assert not {"httpx", "eve_runtime.client"} & help_modules  # the client commands too
+    assert not {"httpx", "eve_runtime.client", "prompt_toolkit", "eve_cli.tui"} & help_modules  # client and UI too

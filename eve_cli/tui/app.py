@@ -1,0 +1,265 @@
+"""The terminal UI of `eve dev`: chat with the agent, watch its tools, answer its requests, steer it.
+
+It talks to the server only through [`AsyncEveClient`][eve_runtime.client.AsyncEveClient], so it
+works the same against the server `eve dev` started in this process and against one another
+`eve dev` runs for the same app. One session is current: the first message creates it, later
+messages continue it, a message typed while a turn runs steers that turn, and text typed while a
+request is pending answers it (with a structured response). Slash commands run at once, even in
+the middle of a turn; see [`eve_cli.tui.commands`][eve_cli.tui.commands].
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+
+from eve_cli.tui.answers import answer_for, answer_hint
+from eve_cli.tui.feed import Feed, one_line
+from eve_cli.tui.screen import Screen
+from eve_runtime.client import AsyncEveClient, ClientError, Conversation
+
+__all__ = ["TerminalUI"]
+
+_SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+_BUILD_POLL = 0.5
+
+
+def _ansi(style: str, text: str) -> str:
+    codes = {"dim": "2", "cyan": "36", "yellow": "33", "bold": "1"}
+    return f"\x1b[{codes[style]}m{text}\x1b[0m"
+
+
+class TerminalUI:
+    """One person's chat with the agent served at `client.base_url`.
+
+    Args:
+        client: The client of the server.
+        app_root: The app on disk (for `/model`, which edits `agent/agent.py`).
+        log_file: Where the server in this process writes its logs (shown by `/info`), if it does.
+        resume: Attach to the newest unfinished session instead of starting a new one.
+    """
+
+    def __init__(
+        self,
+        client: AsyncEveClient,
+        *,
+        app_root: Path,
+        log_file: Path | None = None,
+        resume: bool = False,
+    ) -> None:
+        self.client = client
+        self.app_root = app_root
+        self.log_file = log_file
+        self.resume = resume
+        self.session_id: str | None = None
+        self.feed = Feed(Conversation())
+        self.info: dict[str, Any] = {}
+        self.running = True
+        self._follower: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._spinner = itertools.cycle(_SPINNER)
+        self.screen = Screen(message=self._message, toolbar=self._toolbar, busy=self._busy, cancel=self._cancel_soon)
+
+    # -- what the prompt shows ---------------------------------------------------------------
+
+    def _busy(self) -> bool:
+        return self.feed.busy or bool(self.feed.conversation.pending)
+
+    def _message(self) -> str:
+        lines = []
+        if self.feed.live:
+            lines.append(("  " if self.feed.live else "") + self.feed.live)
+        if self.feed.activity is not None:
+            tokens = self.feed.conversation.usage.output_tokens
+            lines.append(
+                _ansi("cyan", f"{next(self._spinner)} {self.feed.activity}")
+                + _ansi("dim", f" · {self.feed.elapsed:.0f}s · {tokens:,} output tokens · Ctrl-C cancels")
+            )
+        prompt = _ansi("yellow", "? ") if self.feed.conversation.pending else _ansi("bold", "› ")
+        return "\n".join([*lines, prompt])
+
+    def _toolbar(self) -> str:
+        model = self.model_label()
+        session = self.session_id or "new session"
+        return f" {model} · {session} · {self.client.base_url} · /help "
+
+    def model_label(self) -> str:
+        """The model of the serving generation, as `/info` reports it."""
+        agent = self.info.get("agent") if isinstance(self.info.get("agent"), dict) else {}
+        model = agent.get("model") if isinstance(agent, dict) else None
+        if isinstance(model, dict) and isinstance(model.get("id"), str):
+            return str(model["id"])
+        return "dynamic model" if isinstance(model, dict) else "model unknown"
+
+    def say(self, *lines: str) -> None:
+        """Print lines of rich markup above the prompt."""
+        self.screen.print(list(lines))
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Chat until the person quits."""
+        from eve_cli.tui.commands import dispatch
+
+        await self.refresh_info()
+        name = (self.info.get("agent") or {}).get("name", "the agent")
+        self.say(
+            f"[bold]eve dev[/] · {escape(str(name))} on [bold]{escape(self.model_label())}[/] · {self.client.base_url}",
+            "[dim]Type a message and press Enter. Enter during a turn steers it; Ctrl-C cancels it. /help lists the"
+            " commands.[/]",
+        )
+        if self.resume:
+            await self.resume_newest()
+        watcher = self._spawn(self._watch_builds())
+        try:
+            while self.running:
+                text = await self.screen.read()
+                if text is None:
+                    break
+                if not text.strip():
+                    continue
+                try:
+                    if not await dispatch(self, text):
+                        await self.submit(text)
+                except ClientError as exc:
+                    self.say(f"[red]{escape(str(exc))}[/]")
+        finally:
+            watcher.cancel()
+            await self.stop_following()
+            for task in list(self._tasks):
+                task.cancel()
+
+    def _spawn(self, work: Any) -> asyncio.Task[Any]:
+        task: asyncio.Task[Any] = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def submit(self, text: str) -> None:
+        """Send what the person typed: an answer to a pending request, a steer, or a new message."""
+        pending = list(self.feed.conversation.pending.values())
+        if pending and self.session_id is not None:
+            response = answer_for(pending[0], text)
+            if response is None:
+                self.say(f"[yellow]{escape(answer_hint(pending[0]))}[/]")
+                return
+            await self.client.respond(self.session_id, [response])
+            return
+        if self.session_id is None or self.feed.conversation.status == "ended":
+            session_id = await self.client.create(text)
+            await self.follow(session_id, 0)
+            self.feed.sent(text)
+            return
+        steering = self.feed.busy
+        self.feed.sent(text)
+        await self.client.send(self.session_id, text)
+        if steering:
+            self.say("[dim]  (sent to the running turn)[/]")
+
+    # -- the session -------------------------------------------------------------------------
+
+    async def follow(self, session_id: str, start_index: int) -> None:
+        """Make `session_id` the current session and print its events from `start_index` on."""
+        await self.stop_following()
+        self.session_id = session_id
+        self.feed = Feed(Conversation())
+        self._follower = self._spawn(self._read(session_id, start_index))
+
+    async def stop_following(self) -> None:
+        """Stop reading the current session's stream."""
+        follower, self._follower = self._follower, None
+        if follower is not None:
+            follower.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await follower
+
+    async def _read(self, session_id: str, start_index: int) -> None:
+        try:
+            async for event in self.client.stream(session_id, start_index):
+                self.screen.print(self.feed.push(event))
+                self.screen.refresh()
+        except ClientError as exc:
+            self.say(f"[red]Lost the stream of {escape(session_id)}: {escape(str(exc))}[/]")
+        self.feed.activity = None
+        self.screen.refresh()
+
+    async def resume_newest(self) -> None:
+        """Attach to the newest unfinished session (after `eve dev --resume`), replaying what it said."""
+        sessions = [session for session in await self.client.sessions() if session.get("status") == "active"]
+        if not sessions:
+            self.say("[dim]No unfinished session to resume: type a message to start one.[/]")
+            return
+        session_id = str(sessions[0]["sessionId"])
+        self.say(f"[dim]Resumed session {escape(session_id)}:[/]")
+        await self.follow(session_id, 0)
+
+    async def new_session(self) -> None:
+        """Retire the current session (`reset`); the next message starts a new one."""
+        old = self.session_id
+        await self.stop_following()
+        self.session_id, self.feed = None, Feed(Conversation())
+        if old is not None:
+            await self.client.reset(old, reason="new session from the terminal UI")
+            self.say(f"[dim]Session {escape(old)} retired. The next message starts a new session.[/]")
+        else:
+            self.say("[dim]The next message starts a new session.[/]")
+
+    def _cancel_soon(self) -> None:
+        self._spawn(self.cancel_turn())
+
+    async def cancel_turn(self) -> None:
+        """Cancel the running turn of the current session, if there is one."""
+        if self.session_id is None:
+            self.say("[dim]No turn is running.[/]")
+            return
+        try:
+            status = await self.client.cancel(self.session_id)
+        except ClientError as exc:
+            self.say(f"[red]Could not cancel: {escape(str(exc))}[/]")
+            return
+        if status != "accepted":
+            self.say("[dim]No turn is running.[/]")
+
+    # -- the build ---------------------------------------------------------------------------
+
+    async def refresh_info(self) -> None:
+        """Read `/eve/v1/info` again (the model and the agent may have changed with a reload)."""
+        with contextlib.suppress(ClientError):
+            self.info = await self.client.info()
+
+    async def _watch_builds(self) -> None:
+        """Tell the person when a save reloaded the agent, or broke it (and the old code keeps serving)."""
+        seen: int | None = None
+        while True:
+            try:
+                build = await self.client.dev_build()
+            except ClientError:
+                return  # a server without the dev routes: nothing to watch
+            rebuilds = int(build.get("rebuilds", 0))
+            if seen is not None and rebuilds != seen:
+                await self.refresh_info()
+                self.say(*build_lines(build, self.app_root))
+            seen = rebuilds
+            await asyncio.sleep(_BUILD_POLL)
+
+
+def build_lines(build: dict[str, Any], app_root: Path) -> list[str]:
+    """What a rebuild reported by `GET /eve/v1/dev/build` looks like (paths relative to `app_root`)."""
+    generation = build.get("generation")
+    if build.get("status") != "failed":
+        return [f"[dim]↻ reloaded: generation {generation} serves the next turn[/]"]
+    lines = [f"[red]✗ the agent has errors: generation {generation} keeps serving until they are fixed[/]"]
+    for entry in build.get("diagnostics") or []:
+        if isinstance(entry, dict) and entry.get("severity", "error") == "error":
+            where = str(entry.get("sourcePath") or "")
+            if where.startswith(f"{app_root}/"):
+                where = where[len(str(app_root)) + 1 :]
+            line = entry.get("line")
+            location = f"{where}:{line}" if line else str(where)
+            lines.append(f"  [red]{escape(location)}[/] {escape(one_line(entry.get('message', ''), 300))}")
+    return lines

@@ -1,0 +1,129 @@
+"""The transcript the terminal UI prints for a session's events."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from eve_cli.tui.feed import Feed, request_lines
+from eve_runtime.client import Conversation, InputRequest
+
+_ids = iter(range(1_000_000))
+
+
+def event(type_: str, **data: Any) -> dict[str, Any]:
+    return {"type": type_, "data": {"turnId": "turn_0", "stepIndex": 0, **data}, "meta": {"id": f"evt_{next(_ids)}"}}
+
+
+def plain(lines: list[str]) -> list[str]:
+    return [re.sub(r"\[/?[a-z ]*\]", "", line) for line in lines]
+
+
+def feed_of(*events: dict[str, Any]) -> tuple[Feed, list[str]]:
+    feed = Feed(Conversation(), clock=lambda: 10.0)
+    printed: list[str] = []
+    for item in events:
+        printed += plain(feed.push(item))
+    return feed, printed
+
+
+def test_a_reply_prints_line_by_line_as_it_streams() -> None:
+    feed = Feed(Conversation())
+    feed.push(event("turn.started"))
+    assert feed.push(event("message.appended", messageDelta="Hello")) == []
+    assert feed.live == "Hello" and feed.activity == "Generating" and feed.busy
+    assert plain(feed.push(event("message.appended", messageDelta=" world\nsecond"))) == ["● Hello world"]
+    assert feed.live == "second"
+    assert plain(feed.push(event("message.completed", message="Hello world\nsecond", finishReason="stop"))) == [
+        "  second"
+    ]
+    assert feed.live == ""
+
+
+def test_a_reply_that_never_streamed_prints_whole() -> None:
+    _feed, printed = feed_of(event("message.completed", message="one\ntwo", finishReason="stop"))
+    assert printed == ["● one", "  two"]
+
+
+def test_tool_calls_are_one_line_each_with_their_result() -> None:
+    _feed, printed = feed_of(
+        event("turn.started"),
+        event("actions.requested", actions=[{"callId": "c1", "toolName": "get_weather", "input": {"city": "Rome"}}]),
+        event("action.result", status="completed", result={"callId": "c1", "toolName": "get_weather", "output": 21}),
+        event("action.result", status="failed", error={"message": "boom"}, result={"callId": "c2", "toolName": "x"}),
+    )
+    assert printed == ['▸ get_weather {"city":"Rome"}', "  ↳ 21", "  ↳ failed: boom"]
+
+
+def test_reasoning_is_collapsed_to_one_line() -> None:
+    feed, printed = feed_of(
+        event("reasoning.appended", reasoningDelta="hmm"), event("reasoning.completed", reasoning="a\nb c")
+    )
+    assert printed == ["▸ thought: a b c"]
+
+
+def test_messages_typed_here_are_not_printed_twice() -> None:
+    feed = Feed(Conversation())
+    feed.sent("hi")
+    assert feed.busy and feed.activity == "Sending"
+    assert feed.push(event("message.received", message="hi")) == []
+    assert plain(feed.push(event("message.received", message="from elsewhere"))) == ["› from elsewhere"]
+    feed.push(event("turn.started"))
+    assert not feed.sending
+
+
+def test_a_request_is_asked_inline_and_its_outcome_shown() -> None:
+    request = {
+        "requestId": "r1",
+        "kind": "tool-approval",
+        "prompt": "Approve Send alert?",
+        "options": [{"id": "approve", "label": "Approve"}, {"id": "cancel", "label": "Cancel"}],
+        "action": {"callId": "c1", "toolName": "send_alert", "input": {"city": "Oslo"}},
+    }
+    feed, printed = feed_of(event("turn.started"), event("input.requested", requests=[request]))
+    assert printed == [
+        "? Approve Send alert?",
+        '  send_alert {"city":"Oslo"}',
+        "  1) Approve  2) Cancel  (type y or n, or a number)",
+    ]
+    assert feed.activity == "Waiting for your answer"
+    assert plain(feed.push(event("input.resolved", resolutions=[{"requestId": "r1", "outcome": "approved"}]))) == [
+        "  approved"
+    ]
+
+
+def test_a_relayed_question_names_its_task_and_accepts_free_text() -> None:
+    request = InputRequest.from_wire(
+        {"requestId": "q", "kind": "question", "prompt": "Which city?", "allowFreeform": True}, {"taskId": "t1"}
+    )
+    assert plain(request_lines(request)) == ["? Which city? (from task t1)", "  (type your answer)"]
+
+
+def test_turn_endings() -> None:
+    _feed, done = feed_of(event("turn.started"), event("turn.completed"))
+    assert done == ["  0 in / 0 out tokens in this session"]
+    _feed, failed = feed_of(event("turn.started"), event("turn.failed", code="MODEL_ERROR", message="nope"))
+    assert failed == ["✗ the turn failed: MODEL_ERROR: nope"]
+    feed, cancelled = feed_of(
+        event("turn.started"), event("message.appended", messageDelta="par"), event("turn.cancelled")
+    )
+    assert cancelled == ["● par", "■ cancelled"] and feed.activity is None and not feed.busy
+
+
+def test_tasks_show_when_they_start_and_settle() -> None:
+    feed, printed = feed_of(
+        event("turn.started"),
+        event("task.started", taskId="t1", name="forecaster", kind="agent"),
+        event("turn.waiting", on="tasks"),
+    )
+    assert printed == ["  ◆ forecaster working in the background (t1)"]
+    assert feed.activity == "Waiting on forecaster"
+    assert plain(feed.push(event("task.settled", taskId="t1", status="completed", output="sunny"))) == [
+        "  ◆ forecaster completed sunny"
+    ]
+
+
+def test_duplicates_print_nothing() -> None:
+    feed = Feed(Conversation())
+    once = event("message.completed", message="x", finishReason="stop")
+    assert feed.push(once) and feed.push(once) == []
