@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.delegation import CHILD_PREFIX, cancel_tasks, settle_task
 from eve_runtime.emitter import Emitter
+from eve_runtime.hook_dispatch import hook_context
 from eve_runtime.messages import Message, MessageAdapter, UserMessage
 from eve_runtime.models.base import Finish, Model
 from eve_runtime.parked import handle_while_parked
@@ -67,6 +68,7 @@ class SessionActor:
         self.state = SessionState()
         self.history: list[Message] = []
         self.emitter = Emitter(self.store, session.id, 0, linger=runtime.options.flush_linger)
+        self.emitter.observer = runtime.hooks.observer(session.id, lambda: self.agent, lambda: hook_context(self))
         self.runner: TurnRunner | None = None
         self._unsaved: list[Message] = []
         self._values: SessionValues | None = None

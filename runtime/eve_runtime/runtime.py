@@ -24,6 +24,7 @@ from eve_runtime.actor import LoadedSession, SessionActor
 from eve_runtime.availability import Availability, SessionDormant, SessionStranded, retire_stranded
 from eve_runtime.config import DEFAULT_SUBAGENT_TIMEOUT_MS
 from eve_runtime.delegation import AGENT_TOOL, CHILD_PREFIX
+from eve_runtime.hook_dispatch import HookDispatcher
 from eve_runtime.ids import new_delivery_id, new_session_id
 from eve_runtime.messages import ToolCall
 from eve_runtime.models import resolve_model
@@ -63,6 +64,8 @@ class RuntimeOptions:
     tool_threads: int = 32
     flush_linger: float = 0.002
     """Seconds a background write waits for more events (a fast model's step then takes one write)."""
+    hook_timeout: float = 30.0
+    """Seconds one hook handler may take before it is logged and no longer waited for."""
     cached_sessions: int = 256
     """Recently active sessions kept loaded, so a conversation's next turn does not re-read its history."""
     clock: Callable[[], float] = field(default=time.time)
@@ -88,6 +91,8 @@ class Runtime:
         self.options = options or RuntimeOptions()
         self.mode = mode
         self.tool_executor = ThreadPoolExecutor(max_workers=self.options.tool_threads, thread_name_prefix="eve-tool")
+        self.hooks = HookDispatcher(self.tool_executor, self.options.hook_timeout)
+        """Runs `agent/hooks/**` for the events sessions emit."""
         self._actors: dict[str, SessionActor] = {}
         self._respawn: set[str] = set()
         self._acks: dict[str, asyncio.Future[None]] = {}
@@ -139,6 +144,7 @@ class Runtime:
                 task.cancel()
             if pending:
                 await asyncio.wait(pending, timeout=1.0)
+        await self.hooks.close(deadline)
         self.tool_executor.shutdown(wait=False, cancel_futures=True)
         for future in self._acks.values():
             if not future.done():

@@ -215,5 +215,7 @@ class SessionState(_State):
     """The usage already reported to the parent (a child adds only what is new)."""
     values: dict[str, Any] = Field(default_factory=dict)
     """`define_state` values, by name."""
+    predecessor: str | None = None
+    """The stranded session this one replaced at its channel address (its id)."""
     task_mode: bool = False
     """A task-mode session runs without a person: it cannot ask, so a budget crossed fails the turn."""

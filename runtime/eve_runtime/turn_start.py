@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from eve_runtime.conversation import client_context_entries, static_user_instructions
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.dynamic import DynamicResolver
+from eve_runtime.hook_dispatch import settle_before_resolvers
 from eve_runtime.messages import Message, UserMessage
 from eve_runtime.models.base import Model
 from eve_runtime.resolvers import DynamicContext, ResolverError, resolve_instructions, resolve_model_id
@@ -119,6 +120,7 @@ async def start_turn(actor: SessionActor, delivery: DeliveryRecord) -> None:
 
 
 async def _resolve_dynamic(actor: SessionActor, turn: TurnState, *, first: bool) -> None:
+    await settle_before_resolvers(actor, ("session.started", "turn.started") if first else ("turn.started",))
     if first:
         context = DynamicContext(session_id=actor.session_id, agent_name=actor.agent.name, event="session.started")
         actor.state.dynamic = await resolve_instructions(actor.agent, "session.started", context)

@@ -69,6 +69,7 @@ class Harness:
             await asyncio.wait(tasks)
         if runtime._timer is not None:
             runtime._timer.cancel()
+        runtime.hooks.abort()
         runtime.tool_executor.shutdown(wait=False, cancel_futures=True)
         self.runtime = None
 
