@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+from eve_runtime.context import ParentInfo, Predecessor, SessionInfo
 from eve_runtime.dynamic import DynamicResolver
 from eve_runtime.instructions import Instructions
 from eve_runtime.runtime_agent import RuntimeAgent
@@ -20,7 +23,11 @@ class ResolverError(Exception):
 
 @dataclass(frozen=True)
 class DynamicContext:
-    """What a dynamic resolver's handler receives."""
+    """What a dynamic resolver's handler receives.
+
+    Besides the session's coordinates it offers `ctx.session` (like a tool's, with the
+    `predecessor` of a replacement session) and `await ctx.memo(key, fn)`.
+    """
 
     session_id: str
     agent_name: str
@@ -29,6 +36,50 @@ class DynamicContext:
     turn_id: str | None = None
     sequence: int | None = None
     step_index: int | None = None
+    principal_id: str = "local-dev"
+    parent: ParentInfo | None = None
+    predecessor: Predecessor | None = None
+    memo_values: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """The session's memo (saved with its checkpoint); use `memo()`."""
+
+    @property
+    def session(self) -> SessionInfo:
+        """The session: id, turn, person, parent (a subagent's) and predecessor (a replacement's)."""
+        return SessionInfo(
+            self.session_id,
+            self.turn_id or "",
+            self.sequence if self.sequence is not None else 0,
+            self.principal_id,
+            self.parent,
+            self.predecessor,
+        )
+
+    async def memo(self, key: str, fn: Callable[[], Any]) -> Any:
+        """`fn()` (sync or async), computed once per key per session and saved with the session.
+
+        The result must be JSON data (None included: a None result is remembered too). It is
+        saved with the checkpoint that follows, so it survives restarts; after a crash before
+        that checkpoint, `fn` runs again. A `fn` that raises fails the turn and is tried again
+        next time.
+
+        Example:
+            ```python
+            content = await ctx.memo(f"brief:{ctx.session.id}", load_brief)
+            ```
+        """
+        if not isinstance(key, str):
+            raise TypeError("ctx.memo: key must be a string")
+        if key in self.memo_values:
+            return self.memo_values[key]
+        value = fn()
+        if inspect.isawaitable(value):
+            value = await value
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"ctx.memo({key!r}): the result must be JSON data ({exc})") from exc
+        self.memo_values[key] = value
+        return value
 
 
 async def _call(resolver: DynamicResolver, event: str, context: DynamicContext) -> Any:

@@ -9,10 +9,12 @@ message, or for stale answers a note that they authorize nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from eve_runtime.context import ParentInfo, Predecessor
 from eve_runtime.conversation import client_context_entries, static_user_instructions
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.dynamic import DynamicResolver
@@ -20,7 +22,7 @@ from eve_runtime.hook_dispatch import settle_before_resolvers
 from eve_runtime.messages import Message, UserMessage
 from eve_runtime.models.base import Model
 from eve_runtime.resolvers import DynamicContext, ResolverError, resolve_instructions, resolve_model_id
-from eve_runtime.session_state import CallRecord, ParentLink, TurnState
+from eve_runtime.session_state import CallRecord, DynamicValue, ParentLink, TurnState
 from eve_runtime.store.base import DeliveryRecord
 
 if TYPE_CHECKING:
@@ -109,35 +111,66 @@ async def start_turn(actor: SessionActor, delivery: DeliveryRecord) -> None:
     text, parts = message_of(delivery)
     actor.emit("message.received", {"message": text, "parts": parts, "sequence": sequence, "turnId": turn.turn_id})
     user = UserMessage(content=model_text_of(delivery))
-    opening.append(user)
     try:
-        await _resolve_dynamic(actor, turn, first=first)
+        extra = await _resolve_dynamic(actor, turn, first=not state.session_resolved)
     except ResolverError as exc:
-        await actor.end_turn_failed("DYNAMIC_RESOLVER_FAILED", str(exc), None, history=opening, consumed=[delivery.id])
+        history = [*opening, user]
+        await actor.end_turn_failed("DYNAMIC_RESOLVER_FAILED", str(exc), None, history=history, consumed=[delivery.id])
         return
+    opening.extend(extra)  # user-role dynamic instructions enter history once, before the message
+    turn.user_index += len(extra)
+    opening.append(user)
     actor.checkpoint_later(history=opening, consumed=[delivery.id])
     crashpoint("after-turn-start")
 
 
-async def _resolve_dynamic(actor: SessionActor, turn: TurnState, *, first: bool) -> None:
-    await settle_before_resolvers(actor, ("session.started", "turn.started") if first else ("turn.started",))
-    if first:
-        context = DynamicContext(session_id=actor.session_id, agent_name=actor.agent.name, event="session.started")
-        actor.state.dynamic = await resolve_instructions(actor.agent, "session.started", context)
-        model = actor.agent.config.model
-        if isinstance(model, DynamicResolver) and "session.started" in model.events:
-            actor.state.model_id = await resolve_model_id(model, "session.started", context)
-    context = DynamicContext(
+def _context(actor: SessionActor, event: str, turn: TurnState) -> DynamicContext:
+    state = actor.state
+    parent = state.parent
+    return DynamicContext(
         session_id=actor.session_id,
         agent_name=actor.agent.name,
-        event="turn.started",
+        event=event,
         turn_id=turn.turn_id,
         sequence=turn.sequence,
+        principal_id=actor.runtime.principal_id,
+        parent=ParentInfo(parent.session_id, parent.call_id, parent.task_id, parent.turn_id, parent.name)
+        if parent is not None
+        else None,
+        predecessor=Predecessor(state.predecessor) if state.predecessor is not None else None,
+        memo_values=state.memo,
     )
-    turn.dynamic = await resolve_instructions(actor.agent, "turn.started", context)
+
+
+def _split(values: dict[str, DynamicValue | None]) -> tuple[dict[str, DynamicValue | None], list[Message]]:
+    """System-role values stay in their scope; user-role ones become history messages."""
+    system = {slug: v for slug, v in values.items() if v is None or v.role == "system"}
+    user: list[Message] = [
+        UserMessage(content=v.content) for v in values.values() if v is not None and v.role == "user" and v.content
+    ]
+    return system, user
+
+
+async def _resolve_dynamic(actor: SessionActor, turn: TurnState, *, first: bool) -> list[Message]:
+    """Resolve the dynamic instructions and model; returns the user-role messages for history.
+
+    The `session.started` resolvers run with the session's first turn, and again at the next
+    turn when they failed (a memo that raised is tried again).
+    """
+    await settle_before_resolvers(actor, ("session.started", "turn.started") if first else ("turn.started",))
     model = actor.agent.config.model
+    added: list[Message] = []
+    if first:
+        context = _context(actor, "session.started", turn)
+        actor.state.dynamic, added = _split(await resolve_instructions(actor.agent, "session.started", context))
+        if isinstance(model, DynamicResolver) and "session.started" in model.events:
+            actor.state.model_id = await resolve_model_id(model, "session.started", context)
+        actor.state.session_resolved = True
+    context = _context(actor, "turn.started", turn)
+    turn.dynamic, turn_added = _split(await resolve_instructions(actor.agent, "turn.started", context))
     if isinstance(model, DynamicResolver) and "turn.started" in model.events:
         turn.model_id = await resolve_model_id(model, "turn.started", context)
+    return [*added, *turn_added]
 
 
 async def model_for_step(actor: SessionActor, step_index: int) -> tuple[Model, str]:
@@ -147,14 +180,7 @@ async def model_for_step(actor: SessionActor, step_index: int) -> tuple[Model, s
     if isinstance(configured, DynamicResolver):
         model_id = turn.model_id or actor.state.model_id
         if "step.started" in configured.events:
-            context = DynamicContext(
-                session_id=actor.session_id,
-                agent_name=actor.agent.name,
-                event="step.started",
-                turn_id=turn.turn_id,
-                sequence=turn.sequence,
-                step_index=step_index,
-            )
+            context = dataclasses.replace(_context(actor, "step.started", turn), step_index=step_index)
             model_id = await resolve_model_id(configured, "step.started", context)
         if model_id is None:
             raise ResolverError("The dynamic model resolver chose no model for this turn.")
