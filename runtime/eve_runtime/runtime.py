@@ -8,6 +8,7 @@ it starts, fires session timeouts from a single timer, and stops at step boundar
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import heapq
 import json
@@ -30,6 +31,7 @@ from eve_runtime.messages import ToolCall
 from eve_runtime.models import resolve_model
 from eve_runtime.models.base import Model
 from eve_runtime.runtime_agent import RuntimeAgent
+from eve_runtime.session_reader import bind_store, unbind_default
 from eve_runtime.session_state import TaskState
 from eve_runtime.sources import ROOT_NODE_ID
 from eve_runtime.store.base import (
@@ -112,6 +114,7 @@ class Runtime:
         Every active session gets an actor; one with nothing to do ends after reading its
         checkpoint and inbox (it never loads its history).
         """
+        bind_store(self.store, default=True)
         stored = await self.store.list_sessions("active")
         sessions = [s for s in stored if self.availability.runs(s)]
         for stranded in [s for s in stored if self.availability.stranded(s)]:
@@ -145,6 +148,7 @@ class Runtime:
             if pending:
                 await asyncio.wait(pending, timeout=1.0)
         await self.hooks.close(deadline)
+        unbind_default(self.store)
         self.tool_executor.shutdown(wait=False, cancel_futures=True)
         for future in self._acks.values():
             if not future.done():
@@ -394,7 +398,9 @@ class Runtime:
     def _spawn(self, session: SessionRecord) -> SessionActor:
         actor = SessionActor(self, session, self._loaded.pop(session.id, None))
         self._actors[session.id] = actor
-        actor.task = asyncio.create_task(actor.run(), name=f"eve-session-{session.id}")
+        context = contextvars.copy_context()
+        context.run(bind_store, self.store)  # `sessions` in the session's code reads this runtime's store
+        actor.task = asyncio.create_task(actor.run(), name=f"eve-session-{session.id}", context=context)
         actor.task.add_done_callback(lambda task: self._actor_done(actor, task))
         return actor
 
