@@ -292,6 +292,19 @@ class Runtime:
         idempotency_key: str | None = None,
     ) -> SessionRecord:
         """Create a session (create-once by `operation_id`), accepting its first message if given."""
+        session, _created = await self.open_session(
+            message=message, operation_id=operation_id, idempotency_key=idempotency_key
+        )
+        return session
+
+    async def open_session(
+        self,
+        *,
+        message: dict[str, Any] | None = None,
+        operation_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> tuple[SessionRecord, bool]:
+        """`create_session`, also telling whether the session was created now (False: `operation_id` existed)."""
         record = self.new_record(operation_id=operation_id)
         first = None
         if message is not None:
@@ -301,7 +314,7 @@ class Runtime:
             self._schedule_deadline(session)
             if first is not None:
                 self._wake(session)
-        return session
+        return session, created
 
     async def deliver(
         self,

@@ -94,8 +94,13 @@ async def start_turn(actor: SessionActor, delivery: DeliveryRecord) -> None:
                 call_id=parent["callId"],
                 turn_id=parent["turnId"],
             )
+        predecessor = delivery.payload.get("predecessor")
+        if isinstance(predecessor, dict) and isinstance(predecessor.get("sessionId"), str):
+            state.predecessor = predecessor["sessionId"]  # set only by a replacement (eve_runtime.replacement)
         state.started = True
         started: dict[str, Any] = {"runtime": actor.runtime.runtime_info(actor.agent)}
+        if state.predecessor is not None:
+            started["predecessor"] = {"sessionId": state.predecessor}
         if state.parent is not None:
             started["invocation"] = {
                 "kind": "subagent",
