@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.delegation import CHILD_PREFIX, cancel_tasks, settle_task
+from eve_runtime.dynamic_tools import DynamicTools, restore_dynamic_tools
 from eve_runtime.emitter import Emitter
 from eve_runtime.hook_dispatch import hook_context
 from eve_runtime.messages import Message, MessageAdapter, UserMessage
@@ -70,6 +71,8 @@ class SessionActor:
         self.emitter = Emitter(self.store, session.id, 0, linger=runtime.options.flush_linger)
         self.emitter.observer = runtime.hooks.observer(session.id, lambda: self.agent, lambda: hook_context(self))
         self.runner: TurnRunner | None = None
+        self.dynamic_tools = DynamicTools()
+        """Tools `define_dynamic` resolvers returned (functions: never in a checkpoint)."""
         self._unsaved: list[Message] = []
         self._values: SessionValues | None = None
         """Messages of completed steps inside a checkpoint batch, saved with the batch's checkpoint."""
@@ -181,6 +184,7 @@ class SessionActor:
         return True
 
     async def _recover(self) -> None:
+        await restore_dynamic_tools(self)
         await recover_turn(self)
 
     def _take(self, predicate: Any) -> DeliveryRecord | None:

@@ -6,15 +6,25 @@ import inspect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eve_runtime.context import ParentInfo, Predecessor, SessionInfo
 from eve_runtime.dynamic import DynamicResolver
 from eve_runtime.instructions import Instructions
 from eve_runtime.runtime_agent import RuntimeAgent
-from eve_runtime.session_state import DynamicValue
+from eve_runtime.session_state import DynamicValue, TurnState
 
-__all__ = ["DynamicContext", "ResolverError", "resolve_instructions", "resolve_model_id"]
+if TYPE_CHECKING:
+    from eve_runtime.actor import SessionActor
+
+__all__ = [
+    "DynamicContext",
+    "ResolverError",
+    "call_resolver",
+    "dynamic_context",
+    "resolve_instructions",
+    "resolve_model_id",
+]
 
 
 class ResolverError(Exception):
@@ -82,7 +92,27 @@ class DynamicContext:
         return value
 
 
-async def _call(resolver: DynamicResolver, event: str, context: DynamicContext) -> Any:
+def dynamic_context(actor: SessionActor, event: str, turn: TurnState) -> DynamicContext:
+    """The context of a session's resolvers for `event` of `turn`."""
+    state = actor.state
+    parent = state.parent
+    return DynamicContext(
+        session_id=actor.session_id,
+        agent_name=actor.agent.name,
+        event=event,
+        turn_id=turn.turn_id,
+        sequence=turn.sequence,
+        principal_id=actor.runtime.principal_id,
+        parent=ParentInfo(parent.session_id, parent.call_id, parent.task_id, parent.turn_id, parent.name)
+        if parent is not None
+        else None,
+        predecessor=Predecessor(state.predecessor) if state.predecessor is not None else None,
+        memo_values=state.memo,
+    )
+
+
+async def call_resolver(resolver: DynamicResolver, event: str, context: DynamicContext) -> Any:
+    """Run a resolver's handler for `event` (sync or async); what it raises becomes a `ResolverError`."""
     handler = resolver.events[event]
     try:
         value = handler(context)
@@ -103,7 +133,7 @@ async def resolve_instructions(
     for manifest, resolver in zip(agent.manifest.dynamic_instructions, agent.dynamic_instructions, strict=True):
         if event not in resolver.events:
             continue
-        value = await _call(resolver, event, context)
+        value = await call_resolver(resolver, event, context)
         if value is None:
             values[manifest.slug] = None
         elif isinstance(value, Instructions):
@@ -120,7 +150,7 @@ async def resolve_instructions(
 
 async def resolve_model_id(resolver: DynamicResolver, event: str, context: DynamicContext) -> str:
     """The model id a dynamic model resolver picks for `event`."""
-    value = await _call(resolver, event, context)
+    value = await call_resolver(resolver, event, context)
     if isinstance(value, dict):
         value = value.get("model")
     if not isinstance(value, str) or not value:

@@ -14,14 +14,14 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from eve_runtime.context import ParentInfo, Predecessor
 from eve_runtime.conversation import client_context_entries, static_user_instructions
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.dynamic import DynamicResolver
+from eve_runtime.dynamic_tools import apply_dynamic_tools
 from eve_runtime.hook_dispatch import settle_before_resolvers
 from eve_runtime.messages import Message, UserMessage
 from eve_runtime.models.base import Model
-from eve_runtime.resolvers import DynamicContext, ResolverError, resolve_instructions, resolve_model_id
+from eve_runtime.resolvers import ResolverError, dynamic_context, resolve_instructions, resolve_model_id
 from eve_runtime.session_state import CallRecord, DynamicValue, ParentLink, TurnState
 from eve_runtime.store.base import DeliveryRecord
 
@@ -129,24 +129,6 @@ async def start_turn(actor: SessionActor, delivery: DeliveryRecord) -> None:
     crashpoint("after-turn-start")
 
 
-def _context(actor: SessionActor, event: str, turn: TurnState) -> DynamicContext:
-    state = actor.state
-    parent = state.parent
-    return DynamicContext(
-        session_id=actor.session_id,
-        agent_name=actor.agent.name,
-        event=event,
-        turn_id=turn.turn_id,
-        sequence=turn.sequence,
-        principal_id=actor.runtime.principal_id,
-        parent=ParentInfo(parent.session_id, parent.call_id, parent.task_id, parent.turn_id, parent.name)
-        if parent is not None
-        else None,
-        predecessor=Predecessor(state.predecessor) if state.predecessor is not None else None,
-        memo_values=state.memo,
-    )
-
-
 def _split(values: dict[str, DynamicValue | None]) -> tuple[dict[str, DynamicValue | None], list[Message]]:
     """System-role values stay in their scope; user-role ones become history messages."""
     system = {slug: v for slug, v in values.items() if v is None or v.role == "system"}
@@ -166,15 +148,16 @@ async def _resolve_dynamic(actor: SessionActor, turn: TurnState, *, first: bool)
     model = actor.agent.config.model
     added: list[Message] = []
     if first:
-        context = _context(actor, "session.started", turn)
+        context = dynamic_context(actor, "session.started", turn)
         actor.state.dynamic, added = _split(await resolve_instructions(actor.agent, "session.started", context))
         if isinstance(model, DynamicResolver) and "session.started" in model.events:
             actor.state.model_id = await resolve_model_id(model, "session.started", context)
         actor.state.session_resolved = True
-    context = _context(actor, "turn.started", turn)
+    context = dynamic_context(actor, "turn.started", turn)
     turn.dynamic, turn_added = _split(await resolve_instructions(actor.agent, "turn.started", context))
     if isinstance(model, DynamicResolver) and "turn.started" in model.events:
         turn.model_id = await resolve_model_id(model, "turn.started", context)
+    await apply_dynamic_tools(actor, turn, new_turn=True)
     return [*added, *turn_added]
 
 
@@ -185,7 +168,7 @@ async def model_for_step(actor: SessionActor, step_index: int) -> tuple[Model, s
     if isinstance(configured, DynamicResolver):
         model_id = turn.model_id or actor.state.model_id
         if "step.started" in configured.events:
-            context = dataclasses.replace(_context(actor, "step.started", turn), step_index=step_index)
+            context = dataclasses.replace(dynamic_context(actor, "step.started", turn), step_index=step_index)
             model_id = await resolve_model_id(configured, "step.started", context)
         if model_id is None:
             raise ResolverError("The dynamic model resolver chose no model for this turn.")

@@ -150,3 +150,101 @@ async def test_memo_results_must_be_json(tmp_path: Path) -> None:
     events = await h.turns(sid, 1)
     await h.stop()
     assert "must be JSON data" in of_type(events, "turn.failed")[0]["data"]["message"]
+
+
+DYNAMIC_TOOLS = {
+    "agent/tools/warehouse.py": '''
+from eve_runtime import define_dynamic
+from tests.engine.hook_ledger import LEDGER
+
+def make(table):
+    def query(sql: str) -> str:
+        """Query one table of the warehouse."""
+        return f"{table}: {sql}"
+    return query
+
+def on_session(ctx):
+    LEDGER.append("session")
+    return {"orders": make("orders"), "users": make("users")}
+
+warehouse = define_dynamic({"session.started": on_session})
+''',
+    "agent/tools/get_weather.py": '''
+from eve_runtime import define_dynamic
+from tests.engine.hook_ledger import LEDGER
+
+def on_turn(ctx):
+    LEDGER.append("turn " + ctx.turn_id)
+
+    def get_weather(city: str) -> str:
+        """The weather, per turn."""
+        return f"rain in {city} ({ctx.turn_id})"
+
+    return get_weather
+
+get_weather = define_dynamic({"turn.started": on_turn})
+''',
+}
+
+
+async def test_dynamic_tools_are_offered_and_run_and_come_back_after_a_restart(
+    tmp_path: Path, ledger: list[Any]
+) -> None:
+    model = Recording()
+    h = await make_harness(tmp_path, DYNAMIC_TOOLS, models={"test": model})
+    sid = await h.create('/call orders {"sql": "select 1"}\n/call get_weather {"city": "Oslo"}')
+    events = await h.turns(sid, 1)
+    offered = sorted(t.name for t in model.requests[0].tools)
+    assert {"orders", "users", "get_weather"} <= set(offered)
+    results = {e["data"]["result"]["toolName"]: e["data"]["result"]["output"] for e in of_type(events, "action.result")}
+    assert results == {"orders": "orders: select 1", "get_weather": "rain in Oslo (turn_0)"}
+    await h.restart()
+    await h.send(sid, '/call users {"sql": "select 2"}')
+    events = await h.turns(sid, 2)
+    await h.stop()
+    assert of_type(events, "action.result")[-1]["data"]["result"]["output"] == "users: select 2"
+    # session resolvers run again when a new process takes the session up; turn resolvers each turn
+    assert ledger == ["session", "turn turn_0", "session", "turn turn_1"]
+
+
+async def test_a_dynamic_tool_resolver_returning_junk_fails_the_turn(tmp_path: Path) -> None:
+    files = {
+        "agent/tools/junk.py": (
+            "from eve_runtime import define_dynamic\n\njunk = define_dynamic({'turn.started': lambda ctx: 42})\n"
+        )
+    }
+    h = await make_harness(tmp_path, files)
+    sid = await h.create("hello")
+    events = await h.turns(sid, 1)
+    await h.stop()
+    failed = of_type(events, "turn.failed")[0]["data"]
+    assert failed["code"] == "DYNAMIC_RESOLVER_FAILED" and "not a tool function" in failed["message"]
+
+
+APPROVED = {
+    "agent/tools/deploy.py": '''
+from eve_runtime import define_dynamic, tool
+
+def on_session(ctx):
+    @tool(needs_approval=True)
+    def deploy(service: str) -> str:
+        """Deploy a service."""
+        return f"deployed {service}"
+
+    return deploy
+
+deploy = define_dynamic({"session.started": on_session})
+''',
+}
+
+
+async def test_a_parked_dynamic_tool_call_runs_after_a_restart(tmp_path: Path) -> None:
+    h = await make_harness(tmp_path, APPROVED)
+    sid = await h.create('/call deploy {"service": "api"}')
+    events = await h.wait_for(sid, lambda ev: bool(of_type(ev, "turn.waiting")))
+    request = of_type(events, "input.requested")[0]["data"]["requests"][0]["requestId"]
+    await h.restart()  # the new process resolves the session's tools again for the parked turn
+    await h.rt.deliver(sid, "responses", {"inputResponses": [{"requestId": request, "optionId": "approve"}]})
+    events = await h.turns(sid, 1)
+    await h.stop()
+    assert of_type(events, "action.result")[-1]["data"]["result"]["output"] == "deployed api"
