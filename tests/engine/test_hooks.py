@@ -214,3 +214,38 @@ async def test_an_agent_without_hooks_runs_no_dispatcher(tmp_path: Path) -> None
     await asyncio.sleep(0.01)
     assert h.rt.hooks._queues == {}
     await h.stop()
+
+
+ISOLATED = {
+    "agent/hooks/parent.py": """
+from eve_runtime import define_hook
+from tests.engine.hook_ledger import LEDGER
+
+hook = define_hook({"turn.completed": lambda event, ctx: LEDGER.append(("parent", ctx.session.id, ctx.agent_name))})
+""",
+    "agent/subagents/helper/agent.py": (
+        "from eve_runtime import define_agent\n\n"
+        'agent = define_agent(model="test", description="A helper that answers questions.")\n'
+    ),
+    "agent/subagents/helper/instructions.md": "You help.\n",
+    "agent/subagents/helper/hooks/child.py": """
+from eve_runtime import define_hook
+from tests.engine.hook_ledger import LEDGER
+
+hook = define_hook({"turn.completed": lambda event, ctx: LEDGER.append(("child", ctx.session.id, ctx.node_id))})
+""",
+}
+
+
+async def test_subagent_hooks_fire_only_in_the_subagent_and_parent_hooks_only_in_the_parent(
+    tmp_path: Path, ledger: list[Any]
+) -> None:
+    h = await make_harness(tmp_path, ISOLATED)
+    sid = await h.create('/call helper {"message": "/reply forty-two"}')
+    events = await h.turns(sid, 1)
+    child = of_type(events, "agent.started")[0]["data"]["sessionId"]
+    await h.turns(child, 1)
+    await h.rt.hooks.settle(child)
+    await h.rt.hooks.settle(sid)
+    await h.stop()
+    assert sorted(ledger) == [("child", child, "subagents/helper"), ("parent", sid, "app")]
