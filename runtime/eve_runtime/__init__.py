@@ -14,12 +14,14 @@ from eve_runtime.config import AgentConfig, define_agent
 from eve_runtime.context import ToolContext
 from eve_runtime.dynamic import DynamicResolver, define_dynamic
 from eve_runtime.errors import CompileError, DefinitionError, EveError, UserError
-from eve_runtime.hooks import Hook, define_hook
+from eve_runtime.hooks import Hook, HookContext, define_hook
 from eve_runtime.instructions import Instructions, define_instructions
 from eve_runtime.schedules import Schedule, define_schedule
+from eve_runtime.session_reader import sessions
 from eve_runtime.skills import Skill, define_skill
 from eve_runtime.state import StateError, StateHandle, define_state
 from eve_runtime.tools import DisabledTool, ToolOptions, disable_tool, tool
+from eve_runtime.transcript import TranscriptMessage, transcript_of
 
 __all__ = [
     "AgentConfig",
@@ -29,6 +31,7 @@ __all__ = [
     "DynamicResolver",
     "EveError",
     "Hook",
+    "HookContext",
     "Instructions",
     "Schedule",
     "Skill",
@@ -36,6 +39,7 @@ __all__ = [
     "StateHandle",
     "ToolContext",
     "ToolOptions",
+    "TranscriptMessage",
     "UserError",
     "__version__",
     "define_agent",
@@ -46,5 +50,7 @@ __all__ = [
     "define_skill",
     "define_state",
     "disable_tool",
+    "sessions",
     "tool",
+    "transcript_of",
 ]

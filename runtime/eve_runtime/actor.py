@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.delegation import CHILD_PREFIX, cancel_tasks, settle_task
+from eve_runtime.dynamic_tools import DynamicTools, restore_dynamic_tools
 from eve_runtime.emitter import Emitter
+from eve_runtime.hook_dispatch import hook_context
 from eve_runtime.messages import Message, MessageAdapter, UserMessage
 from eve_runtime.models.base import Finish, Model
 from eve_runtime.parked import handle_while_parked
@@ -67,7 +69,10 @@ class SessionActor:
         self.state = SessionState()
         self.history: list[Message] = []
         self.emitter = Emitter(self.store, session.id, 0, linger=runtime.options.flush_linger)
+        self.emitter.observer = runtime.hooks.observer(session.id, lambda: self.agent, lambda: hook_context(self))
         self.runner: TurnRunner | None = None
+        self.dynamic_tools = DynamicTools()
+        """Tools `define_dynamic` resolvers returned (functions: never in a checkpoint)."""
         self._unsaved: list[Message] = []
         self._values: SessionValues | None = None
         """Messages of completed steps inside a checkpoint batch, saved with the batch's checkpoint."""
@@ -179,6 +184,7 @@ class SessionActor:
         return True
 
     async def _recover(self) -> None:
+        await restore_dynamic_tools(self)
         await recover_turn(self)
 
     def _take(self, predicate: Any) -> DeliveryRecord | None:

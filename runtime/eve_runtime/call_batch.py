@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from eve_runtime.context import AbortSignal, ParentInfo, ToolContext
+from eve_runtime.context import AbortSignal, ParentInfo, Predecessor, ToolContext
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.messages import ToolCall
 from eve_runtime.tool_runner import ToolOutcome, cancelled_outcome, run_tool
@@ -61,6 +61,7 @@ class CallBatch:
             parent=ParentInfo(parent.session_id, parent.call_id, parent.task_id, parent.turn_id, parent.name)
             if parent is not None
             else None,
+            predecessor=Predecessor(actor.state.predecessor) if actor.state.predecessor is not None else None,
             abort_signal=abort,
             host=CallHost(actor, self.questions, call, self.coordinates, abort, journal, self.serve_inbox),
         )

@@ -24,11 +24,11 @@ from eve_runtime.manifest import (
     ToolManifest,
 )
 from eve_runtime.runtime_agent import RuntimeTool
-from eve_runtime.schema import function_schema
+from eve_runtime.schema import FunctionSchema, function_schema
 from eve_runtime.sources import ROOT_NODE_ID, AgentSources, NamedSource
 from eve_runtime.tools import DisabledTool, ToolOptions, tool_options
 
-__all__ = ["ComposedTools", "compose_tools", "framework_source", "source_info"]
+__all__ = ["DYNAMIC_TOOL_EVENTS", "ComposedTools", "compose_tools", "framework_source", "runtime_tool", "source_info"]
 
 DYNAMIC_TOOL_EVENTS = frozenset({"session.started", "turn.started"})
 
@@ -194,9 +194,22 @@ def _compose_file(
             )
         )
         return
+    source = source_info(node_id, named, export=function.__name__)
+    composed.tools[named.name] = runtime_tool(named.name, function, schema, options, description, source)
+
+
+def runtime_tool(
+    name: str,
+    function: Callable[..., Any],
+    schema: FunctionSchema,
+    options: ToolOptions,
+    description: str,
+    source: SourceInfo,
+) -> RuntimeTool:
+    """The engine's view of an authored tool function (static, or returned by a dynamic resolver)."""
     approval = options.needs_approval
     manifest = ToolManifest(
-        name=named.name,
+        name=name,
         description=description,
         input_schema=schema.input_schema,
         output_schema=schema.output_schema,
@@ -208,9 +221,9 @@ def _compose_file(
         serve=options.serve,
         has_model_output_projection=options.to_model_output is not None,
         context_parameter=schema.context_parameter,
-        source=source_info(node_id, named, export=function.__name__),
+        source=source,
     )
-    composed.tools[named.name] = RuntimeTool(manifest=manifest, function=function, schema=schema, options=options)
+    return RuntimeTool(manifest=manifest, function=function, schema=schema, options=options)
 
 
 def _defines_tool_function(named: NamedSource, module: ModuleType) -> bool:

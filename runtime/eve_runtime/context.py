@@ -27,6 +27,7 @@ __all__ = [
     "AbortSignal",
     "AskResult",
     "ParentInfo",
+    "Predecessor",
     "SessionInfo",
     "SleepResult",
     "ToolContext",
@@ -90,6 +91,13 @@ class ParentInfo:
 
 
 @dataclass(frozen=True)
+class Predecessor:
+    """The stranded session a replacement session replaced (`session.started.data.predecessor`)."""
+
+    session_id: str
+
+
+@dataclass(frozen=True)
 class SessionInfo:
     """The session a call runs in."""
 
@@ -99,6 +107,8 @@ class SessionInfo:
     principal_id: str
     """Who the session's person is (`local-dev` under `eve dev`, `token` under `eve start`)."""
     parent: ParentInfo | None = None
+    predecessor: Predecessor | None = None
+    """For a session that replaced a stranded one at its channel address: that session."""
 
 
 class ToolHost(Protocol):
@@ -141,13 +151,16 @@ class ToolContext:
     tool_name: str
     principal_id: str = "local-dev"
     parent: ParentInfo | None = None
+    predecessor: Predecessor | None = None
     abort_signal: AbortSignal = field(default_factory=AbortSignal)
     host: ToolHost | None = field(default=None, repr=False, compare=False)
 
     @property
     def session(self) -> SessionInfo:
-        """The session: id, turn, person and (for a subagent) its parent."""
-        return SessionInfo(self.session_id, self.turn_id, self.sequence, self.principal_id, self.parent)
+        """The session: id, turn, person, (for a subagent) its parent, (for a replacement) its predecessor."""
+        return SessionInfo(
+            self.session_id, self.turn_id, self.sequence, self.principal_id, self.parent, self.predecessor
+        )
 
     def _host(self, what: str) -> ToolHost:
         if self.host is None:

@@ -36,7 +36,7 @@ class DynamicResolver:
 
 
 def define_dynamic(
-    events: Mapping[str, DynamicHandler],
+    events: Mapping[str, DynamicHandler] | DynamicHandler,
     *,
     build: Callable[..., Any] | None = None,
 ) -> DynamicResolver:
@@ -44,7 +44,9 @@ def define_dynamic(
 
     Args:
         events: Event name (`session.started`, `turn.started`, `step.started`) to handler. A
-            handler receives a context object and returns the value (or None to skip).
+            handler receives a context object (for instructions and the model a
+            `DynamicContext`: `ctx.session`, `await ctx.memo(key, fn)`) and returns the value
+            (or None to skip); it may be `async`. A bare function means `session.started`.
         build: Optional function run once when the agent is compiled; its result is passed to
             every handler.
 
@@ -60,6 +62,8 @@ def define_dynamic(
         )
         ```
     """
+    if callable(events) and not isinstance(events, Mapping):
+        events = {"session.started": events}
     if not isinstance(events, Mapping) or not events:
         raise DefinitionError(
             "define_dynamic(): 'events' must be a non-empty mapping of event name to handler", field="events"

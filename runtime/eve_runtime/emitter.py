@@ -13,6 +13,9 @@ together, in one transaction, or not at all. The checkpoint records how many eve
 (those emitted before it was attached), so recovery knows which later events belong to an
 attempt that never reached its next checkpoint. `commit` writes everything pending now and
 waits for it.
+
+An `observer` (the runtime's hook dispatcher) is told about every batch once it is durable; it
+is never told about events read back from the store.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from eve_runtime.ids import new_event_id
 from eve_runtime.store.base import Commit, EventRow, SessionStatus, Store
 from eve_runtime.wire import event_line, now_iso
 
-__all__ = ["DELTA_FIELDS", "CheckpointFactory", "Emitter"]
+__all__ = ["DELTA_FIELDS", "CheckpointFactory", "Emitter", "Observer"]
 
 DELTA_FIELDS = {
     "message.appended": "messageDelta",
@@ -34,6 +37,9 @@ DELTA_FIELDS = {
     "action.input.appended": "inputTextDelta",
 }
 """Delta events and the field holding their text."""
+
+Observer = Callable[[Sequence[EventRow]], None]
+"""Told about the events of each durable write, in order (hooks run from here)."""
 
 CheckpointFactory = Callable[[int], str]
 """Given the number of events the checkpoint covers, the checkpoint document (called at once)."""
@@ -82,6 +88,7 @@ class Emitter:
         self._write_lock = asyncio.Lock()
         self._flushing: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
+        self.observer: Observer | None = None
 
     @property
     def next_index(self) -> int:
@@ -192,6 +199,8 @@ class Emitter:
             ),
         )
         self._next_index = index
+        if self.observer is not None and rows:
+            self.observer(rows)
 
     def _raise_failure(self) -> None:
         if self._failure is not None:

@@ -1,4 +1,11 @@
-"""`define_hook`: code that observes a session's stream events (`agent/hooks/**.py`)."""
+"""`define_hook`: code that observes a session's stream events (`agent/hooks/**.py`).
+
+A hook maps event types (or `*`, every event) to handlers `handler(event, ctx)`, sync or
+`async`. `event` is the event as the stream carries it (`{"type", "data", "meta"}`; treat it as
+read-only) and `ctx` a [`HookContext`][eve_runtime.HookContext]. How and when handlers run is
+described in `eve_runtime.hook_dispatch`: after the event is durable, in order, once, off the
+turn's path; a handler that raises or overruns its time is logged and the turn goes on.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +13,34 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from eve_runtime.context import ParentInfo, Predecessor
 from eve_runtime.errors import DefinitionError
 from eve_runtime.events import EVENT_TYPES
 
-__all__ = ["Hook", "define_hook"]
+__all__ = ["Hook", "HookContext", "HookSession", "define_hook"]
 
 HookHandler = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class HookSession:
+    """The session an event belongs to."""
+
+    id: str
+    parent: ParentInfo | None = None
+    """For a subagent's session: the call it works for."""
+    predecessor: Predecessor | None = None
+    """For a session that replaced a stranded one: that session."""
+
+
+@dataclass(frozen=True)
+class HookContext:
+    """What a hook handler receives besides the event."""
+
+    session: HookSession
+    agent_name: str
+    """The agent whose hook runs (a subagent's hooks see only the subagent's sessions)."""
+    node_id: str
 
 
 @dataclass(frozen=True)

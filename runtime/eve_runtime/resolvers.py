@@ -3,15 +3,28 @@
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
-from typing import Any
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
+from eve_runtime.context import ParentInfo, Predecessor, SessionInfo
 from eve_runtime.dynamic import DynamicResolver
 from eve_runtime.instructions import Instructions
 from eve_runtime.runtime_agent import RuntimeAgent
-from eve_runtime.session_state import DynamicValue
+from eve_runtime.session_state import DynamicValue, TurnState
 
-__all__ = ["DynamicContext", "ResolverError", "resolve_instructions", "resolve_model_id"]
+if TYPE_CHECKING:
+    from eve_runtime.actor import SessionActor
+
+__all__ = [
+    "DynamicContext",
+    "ResolverError",
+    "call_resolver",
+    "dynamic_context",
+    "resolve_instructions",
+    "resolve_model_id",
+]
 
 
 class ResolverError(Exception):
@@ -20,7 +33,11 @@ class ResolverError(Exception):
 
 @dataclass(frozen=True)
 class DynamicContext:
-    """What a dynamic resolver's handler receives."""
+    """What a dynamic resolver's handler receives.
+
+    Besides the session's coordinates it offers `ctx.session` (like a tool's, with the
+    `predecessor` of a replacement session) and `await ctx.memo(key, fn)`.
+    """
 
     session_id: str
     agent_name: str
@@ -29,9 +46,73 @@ class DynamicContext:
     turn_id: str | None = None
     sequence: int | None = None
     step_index: int | None = None
+    principal_id: str = "local-dev"
+    parent: ParentInfo | None = None
+    predecessor: Predecessor | None = None
+    memo_values: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """The session's memo (saved with its checkpoint); use `memo()`."""
+
+    @property
+    def session(self) -> SessionInfo:
+        """The session: id, turn, person, parent (a subagent's) and predecessor (a replacement's)."""
+        return SessionInfo(
+            self.session_id,
+            self.turn_id or "",
+            self.sequence if self.sequence is not None else 0,
+            self.principal_id,
+            self.parent,
+            self.predecessor,
+        )
+
+    async def memo(self, key: str, fn: Callable[[], Any]) -> Any:
+        """`fn()` (sync or async), computed once per key per session and saved with the session.
+
+        The result must be JSON data (None included: a None result is remembered too). It is
+        saved with the checkpoint that follows, so it survives restarts; after a crash before
+        that checkpoint, `fn` runs again. A `fn` that raises fails the turn and is tried again
+        next time.
+
+        Example:
+            ```python
+            content = await ctx.memo(f"brief:{ctx.session.id}", load_brief)
+            ```
+        """
+        if not isinstance(key, str):
+            raise TypeError("ctx.memo: key must be a string")
+        if key in self.memo_values:
+            return self.memo_values[key]
+        value = fn()
+        if inspect.isawaitable(value):
+            value = await value
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"ctx.memo({key!r}): the result must be JSON data ({exc})") from exc
+        self.memo_values[key] = value
+        return value
 
 
-async def _call(resolver: DynamicResolver, event: str, context: DynamicContext) -> Any:
+def dynamic_context(actor: SessionActor, event: str, turn: TurnState) -> DynamicContext:
+    """The context of a session's resolvers for `event` of `turn`."""
+    state = actor.state
+    parent = state.parent
+    return DynamicContext(
+        session_id=actor.session_id,
+        agent_name=actor.agent.name,
+        event=event,
+        turn_id=turn.turn_id,
+        sequence=turn.sequence,
+        principal_id=actor.runtime.principal_id,
+        parent=ParentInfo(parent.session_id, parent.call_id, parent.task_id, parent.turn_id, parent.name)
+        if parent is not None
+        else None,
+        predecessor=Predecessor(state.predecessor) if state.predecessor is not None else None,
+        memo_values=state.memo,
+    )
+
+
+async def call_resolver(resolver: DynamicResolver, event: str, context: DynamicContext) -> Any:
+    """Run a resolver's handler for `event` (sync or async); what it raises becomes a `ResolverError`."""
     handler = resolver.events[event]
     try:
         value = handler(context)
@@ -52,7 +133,7 @@ async def resolve_instructions(
     for manifest, resolver in zip(agent.manifest.dynamic_instructions, agent.dynamic_instructions, strict=True):
         if event not in resolver.events:
             continue
-        value = await _call(resolver, event, context)
+        value = await call_resolver(resolver, event, context)
         if value is None:
             values[manifest.slug] = None
         elif isinstance(value, Instructions):
@@ -69,7 +150,7 @@ async def resolve_instructions(
 
 async def resolve_model_id(resolver: DynamicResolver, event: str, context: DynamicContext) -> str:
     """The model id a dynamic model resolver picks for `event`."""
-    value = await _call(resolver, event, context)
+    value = await call_resolver(resolver, event, context)
     if isinstance(value, dict):
         value = value.get("model")
     if not isinstance(value, str) or not value:

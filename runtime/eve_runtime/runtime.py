@@ -8,6 +8,7 @@ it starts, fires session timeouts from a single timer, and stops at step boundar
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import heapq
 import json
@@ -24,11 +25,13 @@ from eve_runtime.actor import LoadedSession, SessionActor
 from eve_runtime.availability import Availability, SessionDormant, SessionStranded, retire_stranded
 from eve_runtime.config import DEFAULT_SUBAGENT_TIMEOUT_MS
 from eve_runtime.delegation import AGENT_TOOL, CHILD_PREFIX
+from eve_runtime.hook_dispatch import HookDispatcher
 from eve_runtime.ids import new_delivery_id, new_session_id
 from eve_runtime.messages import ToolCall
 from eve_runtime.models import resolve_model
 from eve_runtime.models.base import Model
 from eve_runtime.runtime_agent import RuntimeAgent
+from eve_runtime.session_reader import bind_store, unbind_default
 from eve_runtime.session_state import TaskState
 from eve_runtime.sources import ROOT_NODE_ID
 from eve_runtime.store.base import (
@@ -63,6 +66,8 @@ class RuntimeOptions:
     tool_threads: int = 32
     flush_linger: float = 0.002
     """Seconds a background write waits for more events (a fast model's step then takes one write)."""
+    hook_timeout: float = 30.0
+    """Seconds one hook handler may take before it is logged and no longer waited for."""
     cached_sessions: int = 256
     """Recently active sessions kept loaded, so a conversation's next turn does not re-read its history."""
     clock: Callable[[], float] = field(default=time.time)
@@ -88,6 +93,8 @@ class Runtime:
         self.options = options or RuntimeOptions()
         self.mode = mode
         self.tool_executor = ThreadPoolExecutor(max_workers=self.options.tool_threads, thread_name_prefix="eve-tool")
+        self.hooks = HookDispatcher(self.tool_executor, self.options.hook_timeout)
+        """Runs `agent/hooks/**` for the events sessions emit."""
         self._actors: dict[str, SessionActor] = {}
         self._respawn: set[str] = set()
         self._acks: dict[str, asyncio.Future[None]] = {}
@@ -107,6 +114,7 @@ class Runtime:
         Every active session gets an actor; one with nothing to do ends after reading its
         checkpoint and inbox (it never loads its history).
         """
+        bind_store(self.store, default=True)
         stored = await self.store.list_sessions("active")
         sessions = [s for s in stored if self.availability.runs(s)]
         for stranded in [s for s in stored if self.availability.stranded(s)]:
@@ -139,6 +147,8 @@ class Runtime:
                 task.cancel()
             if pending:
                 await asyncio.wait(pending, timeout=1.0)
+        await self.hooks.close(deadline)
+        unbind_default(self.store)
         self.tool_executor.shutdown(wait=False, cancel_futures=True)
         for future in self._acks.values():
             if not future.done():
@@ -282,6 +292,19 @@ class Runtime:
         idempotency_key: str | None = None,
     ) -> SessionRecord:
         """Create a session (create-once by `operation_id`), accepting its first message if given."""
+        session, _created = await self.open_session(
+            message=message, operation_id=operation_id, idempotency_key=idempotency_key
+        )
+        return session
+
+    async def open_session(
+        self,
+        *,
+        message: dict[str, Any] | None = None,
+        operation_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> tuple[SessionRecord, bool]:
+        """`create_session`, also telling whether the session was created now (False: `operation_id` existed)."""
         record = self.new_record(operation_id=operation_id)
         first = None
         if message is not None:
@@ -291,7 +314,7 @@ class Runtime:
             self._schedule_deadline(session)
             if first is not None:
                 self._wake(session)
-        return session
+        return session, created
 
     async def deliver(
         self,
@@ -388,7 +411,9 @@ class Runtime:
     def _spawn(self, session: SessionRecord) -> SessionActor:
         actor = SessionActor(self, session, self._loaded.pop(session.id, None))
         self._actors[session.id] = actor
-        actor.task = asyncio.create_task(actor.run(), name=f"eve-session-{session.id}")
+        context = contextvars.copy_context()
+        context.run(bind_store, self.store)  # `sessions` in the session's code reads this runtime's store
+        actor.task = asyncio.create_task(actor.run(), name=f"eve-session-{session.id}", context=context)
         actor.task.add_done_callback(lambda task: self._actor_done(actor, task))
         return actor
 

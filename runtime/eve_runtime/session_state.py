@@ -215,5 +215,11 @@ class SessionState(_State):
     """The usage already reported to the parent (a child adds only what is new)."""
     values: dict[str, Any] = Field(default_factory=dict)
     """`define_state` values, by name."""
+    predecessor: str | None = None
+    """The stranded session this one replaced at its channel address (its id)."""
+    session_resolved: bool = False
+    """Whether the `session.started` resolvers succeeded (a failed attempt is tried again next turn)."""
+    memo: dict[str, Any] = Field(default_factory=dict)
+    """`ctx.memo` results of dynamic resolvers, by key (computed once per session)."""
     task_mode: bool = False
     """A task-mode session runs without a person: it cannot ask, so a budget crossed fails the turn."""

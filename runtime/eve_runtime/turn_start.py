@@ -9,6 +9,7 @@ message, or for stale answers a note that they authorize nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -16,10 +17,12 @@ from typing import TYPE_CHECKING, Any
 from eve_runtime.conversation import client_context_entries, static_user_instructions
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.dynamic import DynamicResolver
+from eve_runtime.dynamic_tools import apply_dynamic_tools
+from eve_runtime.hook_dispatch import settle_before_resolvers
 from eve_runtime.messages import Message, UserMessage
 from eve_runtime.models.base import Model
-from eve_runtime.resolvers import DynamicContext, ResolverError, resolve_instructions, resolve_model_id
-from eve_runtime.session_state import CallRecord, ParentLink, TurnState
+from eve_runtime.resolvers import ResolverError, dynamic_context, resolve_instructions, resolve_model_id
+from eve_runtime.session_state import CallRecord, DynamicValue, ParentLink, TurnState
 from eve_runtime.store.base import DeliveryRecord
 
 if TYPE_CHECKING:
@@ -91,8 +94,13 @@ async def start_turn(actor: SessionActor, delivery: DeliveryRecord) -> None:
                 call_id=parent["callId"],
                 turn_id=parent["turnId"],
             )
+        predecessor = delivery.payload.get("predecessor")
+        if isinstance(predecessor, dict) and isinstance(predecessor.get("sessionId"), str):
+            state.predecessor = predecessor["sessionId"]  # set only by a replacement (eve_runtime.replacement)
         state.started = True
         started: dict[str, Any] = {"runtime": actor.runtime.runtime_info(actor.agent)}
+        if state.predecessor is not None:
+            started["predecessor"] = {"sessionId": state.predecessor}
         if state.parent is not None:
             started["invocation"] = {
                 "kind": "subagent",
@@ -108,34 +116,49 @@ async def start_turn(actor: SessionActor, delivery: DeliveryRecord) -> None:
     text, parts = message_of(delivery)
     actor.emit("message.received", {"message": text, "parts": parts, "sequence": sequence, "turnId": turn.turn_id})
     user = UserMessage(content=model_text_of(delivery))
-    opening.append(user)
     try:
-        await _resolve_dynamic(actor, turn, first=first)
+        extra = await _resolve_dynamic(actor, turn, first=not state.session_resolved)
     except ResolverError as exc:
-        await actor.end_turn_failed("DYNAMIC_RESOLVER_FAILED", str(exc), None, history=opening, consumed=[delivery.id])
+        history = [*opening, user]
+        await actor.end_turn_failed("DYNAMIC_RESOLVER_FAILED", str(exc), None, history=history, consumed=[delivery.id])
         return
+    opening.extend(extra)  # user-role dynamic instructions enter history once, before the message
+    turn.user_index += len(extra)
+    opening.append(user)
     actor.checkpoint_later(history=opening, consumed=[delivery.id])
     crashpoint("after-turn-start")
 
 
-async def _resolve_dynamic(actor: SessionActor, turn: TurnState, *, first: bool) -> None:
+def _split(values: dict[str, DynamicValue | None]) -> tuple[dict[str, DynamicValue | None], list[Message]]:
+    """System-role values stay in their scope; user-role ones become history messages."""
+    system = {slug: v for slug, v in values.items() if v is None or v.role == "system"}
+    user: list[Message] = [
+        UserMessage(content=v.content) for v in values.values() if v is not None and v.role == "user" and v.content
+    ]
+    return system, user
+
+
+async def _resolve_dynamic(actor: SessionActor, turn: TurnState, *, first: bool) -> list[Message]:
+    """Resolve the dynamic instructions and model; returns the user-role messages for history.
+
+    The `session.started` resolvers run with the session's first turn, and again at the next
+    turn when they failed (a memo that raised is tried again).
+    """
+    await settle_before_resolvers(actor, ("session.started", "turn.started") if first else ("turn.started",))
+    model = actor.agent.config.model
+    added: list[Message] = []
     if first:
-        context = DynamicContext(session_id=actor.session_id, agent_name=actor.agent.name, event="session.started")
-        actor.state.dynamic = await resolve_instructions(actor.agent, "session.started", context)
-        model = actor.agent.config.model
+        context = dynamic_context(actor, "session.started", turn)
+        actor.state.dynamic, added = _split(await resolve_instructions(actor.agent, "session.started", context))
         if isinstance(model, DynamicResolver) and "session.started" in model.events:
             actor.state.model_id = await resolve_model_id(model, "session.started", context)
-    context = DynamicContext(
-        session_id=actor.session_id,
-        agent_name=actor.agent.name,
-        event="turn.started",
-        turn_id=turn.turn_id,
-        sequence=turn.sequence,
-    )
-    turn.dynamic = await resolve_instructions(actor.agent, "turn.started", context)
-    model = actor.agent.config.model
+        actor.state.session_resolved = True
+    context = dynamic_context(actor, "turn.started", turn)
+    turn.dynamic, turn_added = _split(await resolve_instructions(actor.agent, "turn.started", context))
     if isinstance(model, DynamicResolver) and "turn.started" in model.events:
         turn.model_id = await resolve_model_id(model, "turn.started", context)
+    await apply_dynamic_tools(actor, turn, new_turn=True)
+    return [*added, *turn_added]
 
 
 async def model_for_step(actor: SessionActor, step_index: int) -> tuple[Model, str]:
@@ -145,14 +168,7 @@ async def model_for_step(actor: SessionActor, step_index: int) -> tuple[Model, s
     if isinstance(configured, DynamicResolver):
         model_id = turn.model_id or actor.state.model_id
         if "step.started" in configured.events:
-            context = DynamicContext(
-                session_id=actor.session_id,
-                agent_name=actor.agent.name,
-                event="step.started",
-                turn_id=turn.turn_id,
-                sequence=turn.sequence,
-                step_index=step_index,
-            )
+            context = dataclasses.replace(dynamic_context(actor, "step.started", turn), step_index=step_index)
             model_id = await resolve_model_id(configured, "step.started", context)
         if model_id is None:
             raise ResolverError("The dynamic model resolver chose no model for this turn.")

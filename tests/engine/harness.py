@@ -12,6 +12,7 @@ from typing import Any
 from eve_runtime.compiler import CompiledApp, compile_app
 from eve_runtime.models.base import Model
 from eve_runtime.runtime import Runtime, RuntimeOptions
+from eve_runtime.session_reader import unbind_default
 from eve_runtime.store.base import Store
 from eve_runtime.store.memory import MemoryStore
 from tests.helpers import write_app
@@ -69,6 +70,8 @@ class Harness:
             await asyncio.wait(tasks)
         if runtime._timer is not None:
             runtime._timer.cancel()
+        runtime.hooks.abort()
+        unbind_default(runtime.store)
         runtime.tool_executor.shutdown(wait=False, cancel_futures=True)
         self.runtime = None
 

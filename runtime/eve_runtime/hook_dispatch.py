@@ -1,0 +1,202 @@
+"""Running the hooks of `agent/hooks/**` (`define_hook`) for the events a session emits.
+
+eve's dispatch order for every stream event is: channel handler, metadata projection, hooks,
+dynamic resolvers. Here (no channels yet) an event's hooks run once the event is durable:
+
+- **Once, as emitted.** The session's emitter hands every batch it wrote to the dispatcher;
+  nothing else does. Events re-read from the store (a stream, a recovery after a crash or a
+  restart) never reach a hook again, and events an interrupted attempt wrote are not re-run.
+  Recovery's new events are new events and run hooks as usual.
+- **In order.** One queue per session: event by event, typed handlers first (hooks in slug
+  order), then the `*` handlers. A handler finishes before the next one starts.
+- **Off the turn's path.** The turn never waits for a hook, except where eve's order says a
+  dynamic resolver comes after the hooks of the same event: before the dynamic instructions and
+  model of `session.started` / `turn.started` are resolved, the turn waits for the hooks of the
+  events emitted so far (only when the agent has both hooks and such resolvers). A slow hook
+  therefore delays later hooks, never the stream.
+- **Bounded.** Each handler gets `RuntimeOptions.hook_timeout` seconds (30 by default); one
+  that overruns is logged and left behind (a sync handler's thread cannot be stopped).
+- **Isolated.** A handler that raises is logged (logger `eve.hooks`, with the hook's slug and
+  the event) and the turn goes on. (eve fails the turn instead; observing must not break the
+  conversation here.)
+- Sync handlers run on the runtime's tool threads, `async` ones on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+import json
+import logging
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from eve_runtime.context import ParentInfo, Predecessor
+from eve_runtime.dynamic import DynamicResolver
+from eve_runtime.hooks import HookContext, HookHandler, HookSession
+from eve_runtime.runtime_agent import RuntimeAgent
+from eve_runtime.store.base import EventRow
+
+if TYPE_CHECKING:
+    from eve_runtime.actor import SessionActor
+
+__all__ = ["HookDispatcher", "Observer", "handlers_for", "hook_context", "observes", "settle_before_resolvers"]
+
+logger = logging.getLogger("eve.hooks")
+
+Observer = Callable[[Sequence[EventRow]], None]
+"""Told about every batch of events the emitter made durable."""
+
+
+def handlers_for(agent: RuntimeAgent, event_type: str) -> list[tuple[str, str, HookHandler]]:
+    """`(slug, key, handler)` to run for an event: typed handlers first, then `*`, each in slug order."""
+    hooks = [(slug, agent.hooks[slug].events) for slug in sorted(agent.hooks)]
+    typed = [(slug, event_type, events[event_type]) for slug, events in hooks if event_type in events]
+    return typed + [(slug, "*", events["*"]) for slug, events in hooks if "*" in events]
+
+
+def observes(agent: RuntimeAgent, event_types: Sequence[str]) -> bool:
+    """Whether any hook of the agent handles one of these event types."""
+    return any(name == "*" or name in event_types for hook in agent.hooks.values() for name in hook.events)
+
+
+def hook_context(actor: SessionActor) -> HookContext:
+    """The context a session's hooks receive."""
+    state = actor.state
+    parent = state.parent
+    return HookContext(
+        session=HookSession(
+            id=actor.session_id,
+            parent=ParentInfo(parent.session_id, parent.call_id, parent.task_id, parent.turn_id, parent.name)
+            if parent is not None
+            else None,
+            predecessor=Predecessor(state.predecessor) if state.predecessor is not None else None,
+        ),
+        agent_name=actor.agent.name,
+        node_id=actor.agent.manifest.node_id,
+    )
+
+
+def _resolves_on(agent: RuntimeAgent, event_types: Sequence[str]) -> bool:
+    resolvers = [*agent.dynamic_instructions, *agent.dynamic_tools.values()]
+    if isinstance(agent.config.model, DynamicResolver):
+        resolvers.append(agent.config.model)
+    return any(name in event_types for resolver in resolvers for name in resolver.events)
+
+
+async def settle_before_resolvers(actor: SessionActor, event_types: Sequence[str]) -> None:
+    """Let the hooks of the events emitted so far run before the resolvers of `event_types` do.
+
+    Only when the agent has both (otherwise nothing waits, and nothing is written early).
+    """
+    agent = actor.agent
+    if agent.hooks and observes(agent, event_types) and _resolves_on(agent, event_types):
+        await actor.flush()
+        await actor.runtime.hooks.settle(actor.session_id)
+
+
+@dataclass
+class _Queue:
+    items: deque[tuple[RuntimeAgent, HookContext, EventRow]] = field(default_factory=deque)
+    task: asyncio.Task[None] | None = None
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class HookDispatcher:
+    """The runtime's hook runner: one ordered queue per session (see the module docstring)."""
+
+    def __init__(self, executor: Executor, timeout: float) -> None:
+        self.executor = executor
+        self.timeout = timeout
+        self._queues: dict[str, _Queue] = {}
+
+    def observer(
+        self, session_id: str, agent: Callable[[], RuntimeAgent], context: Callable[[], HookContext]
+    ) -> Observer:
+        """The emitter's observer for a session whose current agent and hook context these give."""
+
+        def observe(rows: Sequence[EventRow]) -> None:
+            current = agent()
+            if current.hooks:
+                self.publish(session_id, current, context(), rows)
+
+        return observe
+
+    def publish(self, session_id: str, agent: RuntimeAgent, context: HookContext, rows: Sequence[EventRow]) -> None:
+        """Queue durable events for the session's hooks."""
+        queue = self._queues.get(session_id)
+        if queue is None:
+            queue = self._queues[session_id] = _Queue()
+        queue.items.extend((agent, context, row) for row in rows)
+        queue.idle.clear()
+        if queue.task is None:
+            queue.task = asyncio.create_task(self._drain(session_id, queue), name=f"eve-hooks-{session_id}")
+
+    async def settle(self, session_id: str) -> None:
+        """Wait until the hooks of every event published for the session so far have run."""
+        queue = self._queues.get(session_id)
+        if queue is not None and queue.task is not None:
+            await queue.idle.wait()
+
+    async def close(self, deadline: float) -> None:
+        """Let queued hooks finish for at most `deadline` seconds, then cancel the rest."""
+        tasks = [q.task for q in self._queues.values() if q.task is not None]
+        if not tasks:
+            return
+        _done, pending = await asyncio.wait(tasks, timeout=deadline)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending, timeout=1.0)
+
+    def abort(self) -> None:
+        """Cancel every queue now (a process that dies runs no more hooks)."""
+        for queue in self._queues.values():
+            if queue.task is not None:
+                queue.task.cancel()
+        self._queues.clear()
+
+    async def _drain(self, session_id: str, queue: _Queue) -> None:
+        try:
+            while queue.items:
+                agent, context, row = queue.items.popleft()
+                event = json.loads(row.line)
+                for slug, key, handler in handlers_for(agent, row.type):
+                    await self._run(slug, key, handler, event, context)
+        finally:
+            queue.task = None
+            queue.idle.set()
+            if self._queues.get(session_id) is queue and not queue.items:
+                del self._queues[session_id]
+
+    async def _run(self, slug: str, key: str, handler: HookHandler, event: dict[str, Any], ctx: HookContext) -> None:
+        try:
+            async with asyncio.timeout(self.timeout):
+                if inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
+                    getattr(handler, "__call__", None)  # noqa: B004 (an object with an async __call__)
+                ):
+                    result = handler(event, ctx)
+                else:
+                    loop = asyncio.get_running_loop()
+                    result = await loop.run_in_executor(
+                        self.executor, contextvars.copy_context().run, handler, event, ctx
+                    )
+                if inspect.isawaitable(result):
+                    await result
+        except TimeoutError:
+            logger.warning(
+                "hook %s (%s) took longer than %.1f s on %s %s; it is no longer waited for",
+                slug,
+                key,
+                self.timeout,
+                event.get("type"),
+                event.get("meta", {}).get("id"),
+            )
+        except Exception:
+            logger.exception(
+                "hook %s (%s) failed on %s %s", slug, key, event.get("type"), event.get("meta", {}).get("id")
+            )
