@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from eve_runtime.compaction import compact_on_request
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.delegation import CHILD_PREFIX, cancel_tasks, settle_task
 from eve_runtime.emitter import Emitter
@@ -250,6 +251,8 @@ class SessionActor:
             await self._start_turn(delivery)
         elif delivery.kind == "reset":
             await self._reset(delivery)
+        elif delivery.kind == "compact":
+            await compact_on_request(self, delivery)
         else:
             await self.commit(consumed=[delivery.id])  # a cancel with nothing to cancel, and the like
 
@@ -354,10 +357,7 @@ class SessionActor:
         self, history: Sequence[Message], *, status: str, report: dict[str, Any], consumed: Sequence[str] = ()
     ) -> None:
         crashpoint("before-turn-end")
-        self.emit(
-            "session.waiting",
-            {"continuationToken": self.session_id, "usage": self.state.usage.wire(), "wait": "next-user-message"},
-        )
+        self.emit_waiting()
         report_turn_end(self, status, list(history), report)  # for a child's parent; saved with this checkpoint
         self.state.turn = None
         await self.commit(history=history, consumed=consumed)
@@ -405,6 +405,13 @@ class SessionActor:
         self.state.event_count = event_count
         return self.state.model_dump_json()
 
+    def emit_waiting(self) -> None:
+        """`session.waiting`: the session is idle until the next message."""
+        self.emit(
+            "session.waiting",
+            {"continuationToken": self.session_id, "usage": self.state.usage.wire(), "wait": "next-user-message"},
+        )
+
     def emit(self, event_type: str, data: dict[str, Any]) -> None:
         """Emit one of this session's events."""
         self.emitter.emit(event_type, data)
@@ -419,12 +426,26 @@ class SessionActor:
         history: Sequence[Message] = (),
         consumed: Sequence[str] = (),
         status: SessionStatus | None = None,
+        replace_history: bool = False,
     ) -> None:
         """Commit pending events, new history and the checkpoint in one transaction.
 
         The messages are appended to the in-memory history too: pass each new message exactly once.
+        With `replace_history`, `history` becomes the whole history instead (a compaction, a clear).
         """
-        self.history.extend(history)
-        encoded = [message.model_dump_json() for message in [*self._unsaved, *history]]
-        self._unsaved.clear()
-        await self.emitter.commit(history=encoded, checkpoint=self._checkpoint, consumed=consumed, status=status)
+        if replace_history:
+            await self.emitter.flush()  # history attached earlier lands before it is replaced
+            self.history = list(history)
+            self._unsaved.clear()
+            encoded = [message.model_dump_json() for message in history]
+        else:
+            self.history.extend(history)
+            encoded = [message.model_dump_json() for message in [*self._unsaved, *history]]
+            self._unsaved.clear()
+        await self.emitter.commit(
+            history=encoded,
+            checkpoint=self._checkpoint,
+            consumed=consumed,
+            status=status,
+            replace_history=replace_history,
+        )
