@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from eve_runtime.clearing import clear_context
 from eve_runtime.compaction import compact_on_request
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.delegation import CHILD_PREFIX, cancel_tasks, settle_task
@@ -253,6 +254,8 @@ class SessionActor:
             await self._reset(delivery)
         elif delivery.kind == "compact":
             await compact_on_request(self, delivery)
+        elif delivery.kind == "clear":
+            await clear_context(self, delivery)
         else:
             await self.commit(consumed=[delivery.id])  # a cancel with nothing to cancel, and the like
 
@@ -344,20 +347,35 @@ class SessionActor:
         )
 
     async def end_turn_cancelled(
-        self, *, history: Sequence[Message], cancel: DeliveryRecord | None, consumed: Sequence[str] = ()
+        self,
+        *,
+        history: Sequence[Message],
+        cancel: DeliveryRecord | None,
+        consumed: Sequence[str] = (),
+        waiting: bool = True,
     ) -> None:
-        """`turn.cancelled` then `session.waiting`; stopped calls stay in history answered as cancelled."""
+        """`turn.cancelled` then `session.waiting`; stopped calls stay in history answered as cancelled.
+
+        With `waiting=False` the caller emits `session.waiting` itself (a clear, after `context.cleared`).
+        """
         turn = self.turn
         await cancel_tasks(self, reason="turn_cancelled")
         self.emit("turn.cancelled", {"sequence": turn.sequence, "turnId": turn.turn_id})
         consumed = [*consumed, *([cancel.id] if cancel is not None else [])]
-        await self._close_turn(history, consumed=consumed, status="cancelled", report={})
+        await self._close_turn(history, consumed=consumed, status="cancelled", report={}, waiting=waiting)
 
     async def _close_turn(
-        self, history: Sequence[Message], *, status: str, report: dict[str, Any], consumed: Sequence[str] = ()
+        self,
+        history: Sequence[Message],
+        *,
+        status: str,
+        report: dict[str, Any],
+        consumed: Sequence[str] = (),
+        waiting: bool = True,
     ) -> None:
         crashpoint("before-turn-end")
-        self.emit_waiting()
+        if waiting:
+            self.emit_waiting()
         report_turn_end(self, status, list(history), report)  # for a child's parent; saved with this checkpoint
         self.state.turn = None
         await self.commit(history=history, consumed=consumed)
