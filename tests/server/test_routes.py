@@ -180,13 +180,21 @@ def test_reset_then_everything_is_inactive(api: Harness) -> None:
 
 @pytest.mark.parametrize("control", ["compact", "clear"])
 def test_compact_and_clear(api: Harness, control: str) -> None:
+    """Checks 26, 29 and 33: 202 on an active session (applied once it is idle), 200 when inactive."""
     unknown = api.client.post(f"/eve/v1/session/{UNKNOWN}/{control}")
     assert (unknown.status_code, unknown.json()) == (200, {"ok": True, "status": "no_active_session"})
+    malformed = api.client.post(f"/eve/v1/session/not-a-session-id/{control}")
+    assert (malformed.status_code, malformed.json()) == (200, {"ok": True, "status": "no_active_session"})
     session_id = api.create("hi")
-    active = api.client.post(f"/eve/v1/session/{session_id}/{control}", json={})
-    assert active.status_code == 501
-    body = active.json()
-    assert body["ok"] is False and body["code"] == "not_implemented" and "not supported yet" in body["error"]
+    api.wait_for(session_id, "session.waiting")
+    bodies: list[dict[str, Any] | None] = [{}, None]
+    for body in bodies:
+        active = api.client.post(f"/eve/v1/session/{session_id}/{control}", json=body)
+        assert active.status_code == 202
+        assert active.json() == {"ok": True, "sessionId": session_id, "status": "accepted"}
+    events = api.wait_for(session_id, "session.waiting", count=3)
+    marker = "compaction.completed" if control == "compact" else "context.cleared"
+    assert [e["type"] for e in events].count(marker) >= 1
 
 
 def test_stream_of_unknown_session(api: Harness) -> None:
