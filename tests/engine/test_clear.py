@@ -12,6 +12,7 @@ from eve_runtime.models import TestModel
 from eve_runtime.models.base import ModelRequest
 from tests.engine.harness import Harness, last_reply, make_harness, of_type, types
 from tests.engine.test_approvals import TOOLS, calls, park, respond
+from tests.engine.test_limits import LIMITED, LONG
 from tests.engine.test_state import STATE_TOOLS
 
 pytestmark = pytest.mark.anyio
@@ -103,3 +104,15 @@ async def test_clear_drops_the_compaction_summary_too(harness: Harness) -> None:
     assert await harness.store.load_history(sid) == []
     checkpoint = await harness.store.load_checkpoint(sid)
     assert checkpoint is not None and json.loads(checkpoint)["summary"] is None
+
+
+async def test_clear_withdraws_a_session_limit_prompt(tmp_path: Path) -> None:
+    h = await make_harness(tmp_path, LIMITED)
+    sid = await h.create(f'/call get_weather {{"city": "Rome"}}\n{LONG}')
+    await h.wait_for(sid, lambda events: bool(events) and events[-1]["type"] == "turn.waiting")
+    await h.rt.deliver(sid, "clear", {})
+    events = await h.turns(sid, 1)
+    await h.stop()
+    assert types(events)[-4:] == ["input.resolved", "turn.cancelled", "context.cleared", "session.waiting"]
+    resolution = of_type(events, "input.resolved")[0]["data"]["resolutions"][0]
+    assert (resolution["kind"], resolution["outcome"]) == ("session-limit", "cancelled")

@@ -327,3 +327,19 @@ def test_a_stranded_session_answers_as_check_34_says(api: Harness) -> None:
     assert reset.json() == {"ok": True, "previousSessionId": sid, "status": "reset"}
     assert [e["type"] for e in api.events(sid)] == ["session.completed"]
     assert api.client.post(f"/eve/v1/session/{sid}", json={"message": "again"}).json() == NOT_ACTIVE
+
+
+def test_compact_and_clear_on_a_dormant_session(api: Harness) -> None:
+    """A session of an earlier `eve dev` run: clear is refused like a message, compact has nothing to do."""
+    import time
+
+    session_id = api.create("hi")
+    api.wait_for(session_id, "session.waiting")
+    deadline = time.monotonic() + 5
+    while session_id in api.runtime._actors and time.monotonic() < deadline:
+        time.sleep(0.01)  # a running actor takes deliveries without asking: wait until it parked
+    api.runtime.availability.dormant_before = time.time() + 60
+    cleared = api.client.post(f"/eve/v1/session/{session_id}/clear")
+    assert cleared.status_code == 409 and cleared.json()["code"] == "session_dormant"
+    compacted = api.client.post(f"/eve/v1/session/{session_id}/compact")
+    assert (compacted.status_code, compacted.json()) == (200, {"ok": True, "status": "no_active_session"})
