@@ -107,9 +107,15 @@ def scaffold_app(root: Path) -> Path:
     return app
 
 
-def compile_template(root: Path) -> CompiledApp:
-    """Scaffold and compile the template app under `root` (the caller releases its loader)."""
-    app = compile_app(scaffold_app(root), write=False)
+def compile_template(root: Path, agent_source: str | None = None) -> CompiledApp:
+    """Scaffold and compile the template app under `root` (the caller releases its loader).
+
+    `agent_source` replaces the template's `agent/agent.py` (to configure the agent differently).
+    """
+    folder = scaffold_app(root)
+    if agent_source is not None:
+        (folder / "agent" / "agent.py").write_text(agent_source, encoding="utf-8")
+    app = compile_app(folder, write=False)
     if app.root is None:
         problems = "; ".join(d.message for d in app.diagnostics)
         raise RuntimeError(f"the template app did not compile: {problems}")
@@ -221,11 +227,15 @@ class LocalWorld:
 
 @asynccontextmanager
 async def local_world(
-    prefix: str, *, models: dict[str, Model] | None = None, options: RuntimeOptions | None = None
+    prefix: str,
+    *,
+    models: dict[str, Model] | None = None,
+    options: RuntimeOptions | None = None,
+    agent_source: str | None = None,
 ) -> AsyncIterator[LocalWorld]:
     """A scratch local world (see the module docstring), torn down and deleted on exit."""
     with scratch_dir(prefix) as directory:
-        app = compile_template(directory)
+        app = compile_template(directory, agent_source)
         try:
             store = WatchedStore(directory / "workflow-data")
             await store.open()

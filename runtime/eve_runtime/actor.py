@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from eve_runtime.clearing import clear_context
+from eve_runtime.compaction import compact_on_request
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.delegation import CHILD_PREFIX, cancel_tasks, settle_task
 from eve_runtime.dynamic_tools import DynamicTools, restore_dynamic_tools
@@ -256,6 +258,10 @@ class SessionActor:
             await self._start_turn(delivery)
         elif delivery.kind == "reset":
             await self._reset(delivery)
+        elif delivery.kind == "compact":
+            await compact_on_request(self, delivery)
+        elif delivery.kind == "clear":
+            await clear_context(self, delivery)
         else:
             await self.commit(consumed=[delivery.id])  # a cancel with nothing to cancel, and the like
 
@@ -347,23 +353,35 @@ class SessionActor:
         )
 
     async def end_turn_cancelled(
-        self, *, history: Sequence[Message], cancel: DeliveryRecord | None, consumed: Sequence[str] = ()
+        self,
+        *,
+        history: Sequence[Message],
+        cancel: DeliveryRecord | None,
+        consumed: Sequence[str] = (),
+        waiting: bool = True,
     ) -> None:
-        """`turn.cancelled` then `session.waiting`; stopped calls stay in history answered as cancelled."""
+        """`turn.cancelled` then `session.waiting`; stopped calls stay in history answered as cancelled.
+
+        With `waiting=False` the caller emits `session.waiting` itself (a clear, after `context.cleared`).
+        """
         turn = self.turn
         await cancel_tasks(self, reason="turn_cancelled")
         self.emit("turn.cancelled", {"sequence": turn.sequence, "turnId": turn.turn_id})
         consumed = [*consumed, *([cancel.id] if cancel is not None else [])]
-        await self._close_turn(history, consumed=consumed, status="cancelled", report={})
+        await self._close_turn(history, consumed=consumed, status="cancelled", report={}, waiting=waiting)
 
     async def _close_turn(
-        self, history: Sequence[Message], *, status: str, report: dict[str, Any], consumed: Sequence[str] = ()
+        self,
+        history: Sequence[Message],
+        *,
+        status: str,
+        report: dict[str, Any],
+        consumed: Sequence[str] = (),
+        waiting: bool = True,
     ) -> None:
         crashpoint("before-turn-end")
-        self.emit(
-            "session.waiting",
-            {"continuationToken": self.session_id, "usage": self.state.usage.wire(), "wait": "next-user-message"},
-        )
+        if waiting:
+            self.emit_waiting()
         report_turn_end(self, status, list(history), report)  # for a child's parent; saved with this checkpoint
         self.state.turn = None
         await self.commit(history=history, consumed=consumed)
@@ -411,6 +429,13 @@ class SessionActor:
         self.state.event_count = event_count
         return self.state.model_dump_json()
 
+    def emit_waiting(self) -> None:
+        """`session.waiting`: the session is idle until the next message."""
+        self.emit(
+            "session.waiting",
+            {"continuationToken": self.session_id, "usage": self.state.usage.wire(), "wait": "next-user-message"},
+        )
+
     def emit(self, event_type: str, data: dict[str, Any]) -> None:
         """Emit one of this session's events."""
         self.emitter.emit(event_type, data)
@@ -425,12 +450,26 @@ class SessionActor:
         history: Sequence[Message] = (),
         consumed: Sequence[str] = (),
         status: SessionStatus | None = None,
+        replace_history: bool = False,
     ) -> None:
         """Commit pending events, new history and the checkpoint in one transaction.
 
         The messages are appended to the in-memory history too: pass each new message exactly once.
+        With `replace_history`, `history` becomes the whole history instead (a compaction, a clear).
         """
-        self.history.extend(history)
-        encoded = [message.model_dump_json() for message in [*self._unsaved, *history]]
-        self._unsaved.clear()
-        await self.emitter.commit(history=encoded, checkpoint=self._checkpoint, consumed=consumed, status=status)
+        if replace_history:
+            await self.emitter.flush()  # history attached earlier lands before it is replaced
+            self.history = list(history)
+            self._unsaved.clear()
+            encoded = [message.model_dump_json() for message in history]
+        else:
+            self.history.extend(history)
+            encoded = [message.model_dump_json() for message in [*self._unsaved, *history]]
+            self._unsaved.clear()
+        await self.emitter.commit(
+            history=encoded,
+            checkpoint=self._checkpoint,
+            consumed=consumed,
+            status=status,
+            replace_history=replace_history,
+        )

@@ -21,6 +21,7 @@ CRASHPOINTS = (
     "after-tool-effect",
     "before-checkpoint",
     "before-turn-end",
+    "during-compaction",
 )
 """Every name the engine and server pass (see the crash harness in tests/crash/)."""
 

@@ -21,6 +21,7 @@ is never told about events read back from the store.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,6 +103,19 @@ class Emitter:
             raise RuntimeError("the emitter's index cannot move while events are pending")
         self._next_index = index
         self._next_unassigned = index
+
+    async def continue_deliveries(self) -> None:
+        """Own what is emitted next by the deliveries of the newest durable event, unless some are set.
+
+        Session-level events between turns (a clear, a compaction) carry the previous turn's
+        delivery ids, also when the session was just loaded from the store.
+        """
+        if self.delivery_ids or self._next_index == 0:
+            return
+        rows = await self.store.read_events(self.session_id, self._next_index - 1, self._next_index)
+        if rows:
+            meta = json.loads(rows[0].line).get("meta", {})
+            self.delivery_ids = tuple(str(i) for i in meta.get("deliveryIds", ()))
 
     def emit(self, event_type: str, data: dict[str, Any]) -> None:
         """Queue an event for writing (coalescing it into the previous delta when it can)."""

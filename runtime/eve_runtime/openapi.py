@@ -380,10 +380,14 @@ def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
             f"{session}/{name}": {
                 "post": _operation(
                     f"{name}Session",
-                    f"{name.capitalize()} the session (not supported yet on active sessions).",
+                    f"{name.capitalize()} the session (applied once the running turn, if any, has ended).",
                     {
+                        "202": _json(_ref("Accepted"), f"The {name} is queued."),
                         "200": _json(_ref("NoActiveSession"), "Unknown or ended session."),
-                        "501": _error("`not_implemented`: not supported yet on an active session."),
+                        "409": _error(
+                            "`session_stranded` (clear only): the session was written by another eve version; "
+                            "`session_dormant` (clear only, eve dev): a session of an earlier run."
+                        ),
                     },
                     mode,
                     body=_body("Control", "No fields."),

@@ -15,6 +15,8 @@ While parked, deliveries are applied here, in arrival order:
   it; any other message withdraws the open requests (`ignored`, calls rejected) and steers the
   turn, which goes on with the message.
 - a cancel withdraws them (`cancelled`), then `turn.cancelled` and `session.waiting`.
+- a clear withdraws them too (`cancelled`: the history that raised them is going), ends the turn
+  (`turn.cancelled`), then clears: `context.cleared` and `session.waiting`.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from eve_runtime.approval import (
     match_option,
     new_request_id,
 )
+from eve_runtime.clearing import clear_context
 from eve_runtime.limits import Exceeded, grant, limit_request
 from eve_runtime.messages import Message, ToolCall, ToolMessage
 from eve_runtime.relay import relay_to_parent
@@ -144,6 +147,11 @@ async def handle_while_parked(actor: SessionActor, delivery: DeliveryRecord) -> 
             return "parked"
         history, _ = await _resolve(actor, withdraw="cancelled")
         await actor.end_turn_cancelled(history=history, cancel=delivery if delivery.kind == "cancel" else None)
+        return "ended"
+    if delivery.kind == "clear":
+        await _resolve(actor, withdraw="cancelled")
+        await actor.end_turn_cancelled(history=[], cancel=None, waiting=False)
+        await clear_context(actor, delivery)
         return "ended"
     return "deferred"
 

@@ -214,22 +214,26 @@ class _Api:
             return json_response({"ok": True, "status": "no_active_session"})
         return json_response({"ok": True, "previousSessionId": session_id, "status": "reset"})
 
-    def control(self, operation: str) -> Handler:
-        """Compact and clear: no-ops on inactive sessions; not built yet for active ones (501)."""
+    def control(self, kind: Literal["compact", "clear"]) -> Handler:
+        """Compact and clear: queued for an active session (202), no-ops on inactive ones (200)."""
 
         async def handle(request: Request) -> Response:
             session_id = request.path_params["sessionId"]
             validate_control(await self._body(request))
-            session = await self.runtime.store.get_session(session_id) if is_session_id(session_id) else None
-            if session is None or session.status != "active":
-                return json_response({"ok": True, "status": "no_active_session"})
-            if self.runtime.availability.stranded(session):
-                if operation == "Compacting":
-                    return json_response({"ok": True, "status": "no_active_session"})
-                raise _stranded(SessionStranded(session.eve_version))
-            raise ApiError(
-                501, f"{operation} a session is not supported yet by this version of eve.", "not_implemented"
-            )
+            inactive = json_response({"ok": True, "status": "no_active_session"})
+            if not is_session_id(session_id):
+                return inactive
+            try:
+                await self.runtime.deliver(session_id, kind, {})
+            except SessionNotActive:
+                return inactive
+            except (SessionDormant, SessionStranded) as exc:
+                if kind == "compact":  # as eve answers for a stranded session: nothing to compact here
+                    return inactive
+                if isinstance(exc, SessionDormant):
+                    raise ApiError(409, str(exc), "session_dormant") from None
+                raise _stranded(exc) from None
+            return json_response({"ok": True, "sessionId": session_id, "status": "accepted"}, 202)
 
         return handle
 
@@ -280,8 +284,8 @@ class _Api:
             Route(
                 f"{session}/cancel", self.endpoint(self.cancel, failure="Failed to cancel the turn."), methods=["POST"]
             ),
-            Route(f"{session}/compact", self.endpoint(self.control("Compacting")), methods=["POST"]),
-            Route(f"{session}/clear", self.endpoint(self.control("Clearing")), methods=["POST"]),
+            Route(f"{session}/compact", self.endpoint(self.control("compact")), methods=["POST"]),
+            Route(f"{session}/clear", self.endpoint(self.control("clear")), methods=["POST"]),
             Route(
                 f"{session}/reset", self.endpoint(self.reset, failure="Failed to reset the session."), methods=["POST"]
             ),

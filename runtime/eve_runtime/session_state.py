@@ -223,3 +223,7 @@ class SessionState(_State):
     """`ctx.memo` results of dynamic resolvers, by key (computed once per session)."""
     task_mode: bool = False
     """A task-mode session runs without a person: it cannot ask, so a budget crossed fails the turn."""
+    summary: str | None = None
+    """The last compaction's summary: history then opens with it (a user header and the summary)."""
+    compacting: bool = False
+    """A requested compaction started and has not ended: after a crash it ends without running again."""

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from eve_runtime.call_batch import CallBatch
+from eve_runtime.compaction import compact_before_call
 from eve_runtime.conversation import REPLY_TOOL, build_request, unwrap_reply
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.delegation import (
@@ -203,6 +204,10 @@ class TurnRunner:
             await self._run_approved(step_index)
         try:
             request = build_request(actor.agent, actor.state, actor.history, self._settings(), is_root=actor.is_root)
+            if await compact_before_call(actor, model, model_id, step_index, request):
+                request = build_request(
+                    actor.agent, actor.state, actor.history, self._settings(), is_root=actor.is_root
+                )
             result = await self._model_call.run(
                 model, request, cancelled=lambda: self.cancel_requested, steered=lambda: bool(self.steering)
             )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench import concurrency, recovery, step_overhead, store_growth, stream_throughput
+from bench import compaction, concurrency, recovery, step_overhead, store_growth, stream_throughput
 from bench._common import BENCH_DATA
 
 
@@ -77,3 +77,18 @@ def test_recovery_runs() -> None:
     figures = recovery.run(sessions=3, delay_ms=25)
     assert figures["interrupted"] == 3
     assert figures["not_resumed"] == 0
+
+
+def test_compaction_runs() -> None:
+    figures = compaction.run(turns=60, window=20)
+    assert figures["turns_completed"] == 60
+    assert figures["failed_turns"] == 0
+    assert figures["compactions"] >= 1
+    assert figures["context_max_last"] <= figures["window_tokens"]
+    assert figures["history_messages"] < 2 * 60
+    compaction.report(figures)
+
+
+def test_compaction_refuses_short_runs() -> None:
+    with pytest.raises(ValueError, match="twice the window"):
+        compaction.run(turns=30, window=20)

@@ -452,3 +452,8 @@ def test_first_import_is_offline_quiet_and_warning_free() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["True", "True", "True", "[]"]
     assert result.stderr == ""
+
+
+async def test_context_window_from_litellm_model_info() -> None:
+    assert await LiteLLMModel("openai/gpt-4o-mini").context_window_tokens() == 128_000
+    assert await LiteLLMModel("nowhere/no-such-model").context_window_tokens() is None

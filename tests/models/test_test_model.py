@@ -292,3 +292,31 @@ async def test_call_ids_are_unique_across_steps_and_turns() -> None:
         history += [AssistantMessage(content=text_of(final)), UserMessage(content=text)]
     assert len(seen) == 4
     assert len(set(seen)) == 4
+
+
+# -- compaction requests ---------------------------------------------------------------------------
+
+SUMMARY_PROMPT = (
+    "<previous-checkpoint>\n{previous}\n</previous-checkpoint>\n\n<conversation>\nConversation transcript:\n"
+    "{transcript}\n</conversation>\n\nUpdate the checkpoint."
+)
+
+
+async def test_a_compaction_request_gets_a_short_deterministic_summary() -> None:
+    transcript = "### user\nplan the trip to Oslo\nwith details\n\n### assistant\nsure\n\n### tool result (x)\n{}"
+    prompt = SUMMARY_PROMPT.format(previous="(none)", transcript=transcript)
+    events = await run([SystemMessage(content="sys"), UserMessage(content=prompt)])
+    assert text_of(events) == "summary of 3 messages; last user message: plan the trip to Oslo"
+    assert finish_of(events).reason == "stop"
+    again = SUMMARY_PROMPT.format(previous=text_of(events), transcript="### assistant\nok")
+    events = await run([UserMessage(content=again)])
+    assert text_of(events) == "summary of 4 messages; last user message: plan the trip to Oslo"
+
+
+async def test_fail_summary_fails_only_a_compaction_request() -> None:
+    prompt = SUMMARY_PROMPT.format(previous="(none)", transcript="### user\n/fail-summary not now")
+    with pytest.raises(ModelError, match="not now") as caught:
+        await run([UserMessage(content=prompt)])
+    assert not caught.value.retryable
+    events = await run([UserMessage(content="/fail-summary not now")])
+    assert text_of(events) == "echo: /fail-summary not now"  # ordinary text in a turn

@@ -231,6 +231,17 @@ CASES: list[tuple[str, str, str, Any, int, str]] = [
         400,
         "continuationToken",
     ),
+    *[
+        (f"{body!r} on {control}", "POST", f"/eve/v1/session/{S}/{control}", body, 400, fragment)
+        for control in ("compact", "clear")
+        for body, fragment in [
+            (b"not-json", "Invalid JSON body"),
+            (b"[1, 2]", "Expected a JSON object."),
+            (b"42", "Expected a JSON object."),
+            (b'"x"', "Expected a JSON object."),
+            (b"\xff", "Invalid JSON body"),
+        ]
+    ],
     ("oversized, content-length", "POST", "/eve/v1/session", b" " * (1024 * 1024 + 1), 413, "larger than the limit"),
     ("oversized, chunked", "POST", f"/eve/v1/session/{S}", "chunked", 413, "larger than the limit"),
     # ids

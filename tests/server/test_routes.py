@@ -180,13 +180,21 @@ def test_reset_then_everything_is_inactive(api: Harness) -> None:
 
 @pytest.mark.parametrize("control", ["compact", "clear"])
 def test_compact_and_clear(api: Harness, control: str) -> None:
+    """Checks 26, 29 and 33: 202 on an active session (applied once it is idle), 200 when inactive."""
     unknown = api.client.post(f"/eve/v1/session/{UNKNOWN}/{control}")
     assert (unknown.status_code, unknown.json()) == (200, {"ok": True, "status": "no_active_session"})
+    malformed = api.client.post(f"/eve/v1/session/not-a-session-id/{control}")
+    assert (malformed.status_code, malformed.json()) == (200, {"ok": True, "status": "no_active_session"})
     session_id = api.create("hi")
-    active = api.client.post(f"/eve/v1/session/{session_id}/{control}", json={})
-    assert active.status_code == 501
-    body = active.json()
-    assert body["ok"] is False and body["code"] == "not_implemented" and "not supported yet" in body["error"]
+    api.wait_for(session_id, "session.waiting")
+    bodies: list[dict[str, Any] | None] = [{}, None]
+    for body in bodies:
+        active = api.client.post(f"/eve/v1/session/{session_id}/{control}", json=body)
+        assert active.status_code == 202
+        assert active.json() == {"ok": True, "sessionId": session_id, "status": "accepted"}
+    events = api.wait_for(session_id, "session.waiting", count=3)
+    marker = "compaction.completed" if control == "compact" else "context.cleared"
+    assert [e["type"] for e in events].count(marker) >= 1
 
 
 def test_stream_of_unknown_session(api: Harness) -> None:
@@ -319,3 +327,19 @@ def test_a_stranded_session_answers_as_check_34_says(api: Harness) -> None:
     assert reset.json() == {"ok": True, "previousSessionId": sid, "status": "reset"}
     assert [e["type"] for e in api.events(sid)] == ["session.completed"]
     assert api.client.post(f"/eve/v1/session/{sid}", json={"message": "again"}).json() == NOT_ACTIVE
+
+
+def test_compact_and_clear_on_a_dormant_session(api: Harness) -> None:
+    """A session of an earlier `eve dev` run: clear is refused like a message, compact has nothing to do."""
+    import time
+
+    session_id = api.create("hi")
+    api.wait_for(session_id, "session.waiting")
+    deadline = time.monotonic() + 5
+    while session_id in api.runtime._actors and time.monotonic() < deadline:
+        time.sleep(0.01)  # a running actor takes deliveries without asking: wait until it parked
+    api.runtime.availability.dormant_before = time.time() + 60
+    cleared = api.client.post(f"/eve/v1/session/{session_id}/clear")
+    assert cleared.status_code == 409 and cleared.json()["code"] == "session_dormant"
+    compacted = api.client.post(f"/eve/v1/session/{session_id}/compact")
+    assert (compacted.status_code, compacted.json()) == (200, {"ok": True, "status": "no_active_session"})

@@ -304,6 +304,19 @@ class LiteLLMModel:
     def __repr__(self) -> str:
         return f"LiteLLMModel({self._model_id!r})"
 
+    async def context_window_tokens(self) -> int | None:
+        """The model's input context window from litellm's model info, or None when litellm does not know it.
+
+        Imports litellm (only compaction asks, right before calling this model anyway).
+        """
+        litellm = await _litellm()
+        try:
+            info = litellm.get_model_info(self._model_id)
+        except Exception:  # litellm raises a plain Exception for models missing from its map
+            return None
+        window = info.get("max_input_tokens") or info.get("max_tokens")
+        return int(window) if isinstance(window, int) and window > 0 else None
+
     def completion_kwargs(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments of the `litellm.acompletion` call for a request."""
         settings = request.settings

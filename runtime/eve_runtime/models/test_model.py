@@ -14,6 +14,8 @@ is a directive; every other line is ordinary text:
 
 Several `/say` or `/reply` lines join with newlines. Without directives the answer is
 `echo: <the message>`; after tool results it is one line per result, `NAME -> <compact JSON>`.
+A message that is eve's compaction request (it starts with `<previous-checkpoint>`) gets a
+short deterministic summary instead (see `eve_runtime.models.test_summary`).
 It speaks the same language as the fake OpenAI server the original eve was recorded against.
 """
 
@@ -39,6 +41,7 @@ from eve_runtime.models.base import (
     ToolInputDelta,
     Usage,
 )
+from eve_runtime.models.test_summary import is_summary_request, summarize
 
 __all__ = ["TestModel"]
 
@@ -256,6 +259,13 @@ class TestModel:
         messages = list(request.messages)
         user_index = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], UserMessage)), -1)
         user_text = messages[user_index].content if user_index >= 0 else ""
+        if is_summary_request(user_text):  # eve compacting the session: see test_summary
+            summary = summarize(user_text)
+            for word in split_words(summary):
+                yield TextDelta(text=word)
+            usage = Usage(input_tokens=input_tokens(messages), output_tokens=count_words(summary))
+            yield Finish(reason="stop", usage=usage)
+            return
         directives = parse_directives(user_text)
         if directives.fail is not None:
             raise ModelError(directives.fail, retryable=False)
