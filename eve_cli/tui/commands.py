@@ -1,4 +1,4 @@
-"""The terminal UI's slash commands: `/new`, `/info`, `/model`, `/sessions`, `/cancel`, `/help`, `/quit`.
+"""The terminal UI's slash commands (`/help` lists them): sessions, the model, the build, leaving.
 
 Only these words are commands. Any other text that starts with `/` is a message, so the offline
 `test` model's directives (`/reply`, `/call`, `/delay`, ...) reach the agent as typed.
@@ -39,6 +39,18 @@ async def _quit(ui: TerminalUI, _argument: str) -> None:
 
 async def _new(ui: TerminalUI, _argument: str) -> None:
     await ui.new_session()
+
+
+async def _clear(ui: TerminalUI, _argument: str) -> None:
+    if ui.session_id is None or await ui.client.clear(ui.session_id) != "accepted":
+        ui.say("[dim]No session to clear.[/]")
+
+
+async def _compact(ui: TerminalUI, _argument: str) -> None:
+    if ui.session_id is None or await ui.client.compact(ui.session_id) != "accepted":
+        ui.say("[dim]No session to compact.[/]")
+    else:
+        ui.say("[dim]Compacting (after the running turn, if there is one)…[/]")
 
 
 async def _cancel(ui: TerminalUI, _argument: str) -> None:
@@ -126,6 +138,8 @@ async def _model(ui: TerminalUI, argument: str) -> None:
 
 COMMANDS: dict[str, tuple[Command, str]] = {
     "/new": (_new, "retire this session; the next message starts a new one"),
+    "/clear": (_clear, "empty this session's history (instructions, tools and state stay)"),
+    "/compact": (_compact, "summarize the older turns of this session"),
     "/info": (_info, "the agent being served: model, tools, subagents, problems"),
     "/model": (_model, "show the model, or switch it: /model provider/model-id (saves the provider's key)"),
     "/sessions": (_sessions, "list the sessions; /sessions ID switches to one"),

@@ -179,6 +179,8 @@ def test_slash_commands(app: Path, config_home: Path) -> None:
         session.expect(rf"Session {first} retired")
         session.line("second message")
         session.expect(r"● echo: second message")
+        session.line("/clear")
+        session.expect(r"context cleared")
         session.line("/sessions")
         session.expect(rf"{first}\s+reset")
         quit_cleanly(session)

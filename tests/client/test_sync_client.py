@@ -165,3 +165,20 @@ def test_the_token_is_sent_as_a_bearer(compiled_app: CompiledApp) -> None:
         with EveClient(production.url) as anonymous, pytest.raises(ResponseError) as refused:
             anonymous.create("hello")
         assert refused.value.status == 401
+
+
+def test_clear_and_compact(eve: EveClient) -> None:
+    session_id = eve.create("hello")
+    eve.result(session_id)
+    start = eve.event_count(session_id)
+    assert eve.compact(session_id) == "accepted"
+    assert eve.clear(session_id) == "accepted"
+    kinds: list[str] = []
+    for event in eve.stream(session_id, start):
+        kinds.append(event["type"])
+        if kinds.count("session.waiting") == 2:
+            break
+    assert kinds[0] == "compaction.requested" and "context.cleared" in kinds
+    assert eve.reset(session_id) == "reset"
+    assert eve.clear(session_id) == "no_active_session"
+    assert eve.compact(session_id) == "no_active_session"

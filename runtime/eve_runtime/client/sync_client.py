@@ -162,6 +162,14 @@ class EveClient:
         body = {"turnId": turn_id} if turn_id is not None else {}
         return str(self._request("POST", session_path(session_id, "/cancel"), body)["status"])
 
+    def compact(self, session_id: str) -> str:
+        """Summarize older turns (queued until a running turn settles): `accepted` or `no_active_session`."""
+        return str((self._request("POST", session_path(session_id, "/compact"), {}))["status"])
+
+    def clear(self, session_id: str) -> str:
+        """Empty the session's history (open requests are cancelled): `accepted` or `no_active_session`."""
+        return str((self._request("POST", session_path(session_id, "/clear"), {}))["status"])
+
     def reset(self, session_id: str, reason: str | None = None) -> str:
         """Retire the session for good: `reset` or `no_active_session`."""
         body = {"reason": reason} if reason is not None else {}
