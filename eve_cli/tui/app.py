@@ -73,7 +73,7 @@ class TerminalUI:
     def _message(self) -> str:
         lines = []
         if self.feed.live:
-            lines.append(("  " if self.feed.live else "") + self.feed.live)
+            lines.append("  " + self.feed.live)
         if self.feed.activity is not None:
             tokens = self.feed.conversation.usage.output_tokens
             lines.append(
@@ -190,7 +190,11 @@ class TerminalUI:
 
     async def resume_newest(self) -> None:
         """Attach to the newest unfinished session (after `eve dev --resume`), replaying what it said."""
-        sessions = [session for session in await self.client.sessions() if session.get("status") == "active"]
+        sessions = [
+            session
+            for session in await self.client.sessions()
+            if session.get("status") == "active" and not str(session.get("agent", "")).startswith("node:")
+        ]  # a subagent's or a task's own session (`node:...`) is reached through its parent
         if not sessions:
             self.say("[dim]No unfinished session to resume: type a message to start one.[/]")
             return

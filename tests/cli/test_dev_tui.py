@@ -19,19 +19,11 @@ import pytest
 
 from eve_runtime.dev_server import read_record
 from tests.cli.pty_session import PtySession
+from tests.cli.test_dev import TOOL
 
 pytestmark = pytest.mark.scenario
 
 EVE = str(Path(sys.executable).with_name("eve"))
-VERSION_TOOL = '''
-import asyncio
-
-
-async def version() -> str:
-    """Say which version of the code runs."""
-    await asyncio.sleep({delay})
-    return "{label}"
-'''
 
 
 @pytest.fixture
@@ -40,7 +32,7 @@ def app(tmp_path: Path) -> Path:
     done = subprocess.run([EVE, "init", "weather", "-n"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     root = tmp_path / "weather"
-    (root / "agent" / "tools" / "version.py").write_text(VERSION_TOOL.format(label="v1", delay=0))
+    (root / "agent" / "tools" / "version.py").write_text(TOOL.format(label="v1", delay=0))
     return root
 
 
@@ -91,11 +83,11 @@ def test_tool_calls_show_collapsed_with_their_results(app: Path, config_home: Pa
 
 def test_editing_a_tool_while_a_slow_turn_runs(app: Path, config_home: Path) -> None:
     tool = app / "agent" / "tools" / "version.py"
-    tool.write_text(VERSION_TOOL.format(label="v1", delay=1.5))
+    tool.write_text(TOOL.format(label="v1", delay=1.5))
     with terminal(app, config_home) as session:
         session.line("/call version {}")
         session.expect(r"▸ version")
-        tool.write_text(VERSION_TOOL.format(label="v2", delay=0))
+        tool.write_text(TOOL.format(label="v2", delay=0))
         session.expect(r"↻ reloaded: generation \d+ serves the next turn")
         session.expect(r'● version -> "v1"', timeout=20)  # the running turn finished on its own code
         session.expect(r"in this session")
@@ -113,7 +105,7 @@ def test_a_broken_tool_keeps_the_old_one_serving_until_fixed(app: Path, config_h
         session.line("/call version {}")
         session.expect(r'● version -> "v1"')
         session.expect(r"in this session")
-        tool.write_text(VERSION_TOOL.format(label="fixed", delay=0))
+        tool.write_text(TOOL.format(label="fixed", delay=0))
         session.expect(r"↻ reloaded")
         session.line("/call version {}")
         session.expect(r'● version -> "fixed"')
