@@ -24,7 +24,7 @@ from eve_runtime.store.memory import MemoryStore
 from eve_runtime.store.sqlite import SqliteStore
 from tests.server.support import Harness, harness
 
-GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "reference" / "eve-golden" / "k_bad_inputs.json"
+GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "eve-golden" / "k_bad_inputs.json"
 """eve's recorded answers, in the shared folder beside the repository (the test is skipped without it)."""
 GOLDEN_SESSION = "wrun_01M8NPP04SNDG8016ZZCMX69M5"
 UNKNOWN = "wrun_01AAAAAAAAAAAAAAAAAAAAAAAA"

@@ -16,7 +16,7 @@ import pytest
 
 from tests.server.support import Harness
 
-GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "reference" / "eve-golden" / "o_clear_and_compact.json"
+GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "eve-golden" / "o_clear_and_compact.json"
 
 
 def _without_deltas(types: list[str]) -> list[str]:
