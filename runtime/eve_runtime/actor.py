@@ -23,7 +23,7 @@ from eve_runtime.crashpoints import crashpoint
 from eve_runtime.delegation import CHILD_PREFIX, cancel_tasks, settle_task
 from eve_runtime.dynamic_tools import DynamicTools, restore_dynamic_tools
 from eve_runtime.emitter import Emitter
-from eve_runtime.handoff import adopt, busy, hand_off, moves_to
+from eve_runtime.handoff import busy, settle_build
 from eve_runtime.hook_dispatch import hook_context
 from eve_runtime.messages import Message, MessageAdapter, UserMessage
 from eve_runtime.models.base import Finish, Model
@@ -124,7 +124,7 @@ class SessionActor:
                 if not busy(self.state):
                     self.runtime.pins.release(self.session_id)
                 return
-            await self._settle_build()
+            await settle_build(self)
             if busy(self.state) and self._inbox:
                 self._queued_through = self._inbox[-1].seq  # accepted while it worked: handled on this build
             await self._recover()
@@ -144,7 +144,7 @@ class SessionActor:
                     continue  # a task timed out, or the wait did
                 delivery = self._take(lambda d: d.id not in self._deferred)
                 if delivery is not None and turn is None and delivery.seq > self._queued_through:
-                    await self._settle_build()  # the session is idle: a fresh delivery may move it
+                    await settle_build(self)  # the session is idle: a fresh delivery may move it
                 if delivery is not None and turn is not None:
                     if turn.awaiting is not None:
                         handled = await handle_while_parked(self, delivery)
@@ -172,9 +172,10 @@ class SessionActor:
                 if busy(self.state) and self._inbox:  # what waits behind the work it started stays on this build
                     self._queued_through = max(self._queued_through, self._inbox[-1].seq)
                 if self.session.status != "active":
-                    self.runtime.pins.release(self.session_id)
                     return
         finally:
+            if self.session.status != "active":
+                self.runtime.pins.release(self.session_id)
             await self.emitter.close()
 
     async def _load(self) -> bool:
@@ -209,23 +210,6 @@ class SessionActor:
         if self.state.turn is not None:
             self.emitter.delivery_ids = tuple(self.state.turn.delivery_ids)
         return True
-
-    async def _settle_build(self) -> None:
-        """Choose the build to run: the pinned one while the session is busy, else the newest (a handoff)."""
-        runtime = self.runtime
-        pinned = runtime.pins.get(self.session_id)
-        stays = pinned is not None and (busy(self.state) or not self.state.started)
-        root = pinned if pinned is not None and stays else runtime.agent
-        if root is not self.root:
-            self.root = root
-            self.base_agent = self.agent = runtime.agent_for(self.session, root)
-            self.dynamic_tools = DynamicTools()  # the other build's resolvers made them
-        runtime.pins.keep(self.session_id, root)
-        if moves_to(self.session, root):
-            await hand_off(self, root)
-        elif (record := adopt(self, root)) is not None:
-            await self.emitter.commit(handoff=record)
-            self.session = dataclasses.replace(self.session, deployment=record.deployment)
 
     async def _recover(self) -> None:
         await restore_dynamic_tools(self)

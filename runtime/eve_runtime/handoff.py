@@ -30,6 +30,7 @@ import dataclasses
 import logging
 from typing import TYPE_CHECKING
 
+from eve_runtime.dynamic_tools import DynamicTools
 from eve_runtime.session_state import SessionState
 from eve_runtime.store.base import SessionHandoff, SessionRecord
 
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from eve_runtime.actor import SessionActor
     from eve_runtime.runtime_agent import RuntimeAgent
 
-__all__ = ["CodePins", "busy", "hand_off", "moves_to"]
+__all__ = ["CodePins", "adopt", "busy", "hand_off", "moves_to", "settle_build"]
 
 logger = logging.getLogger("eve.handoff")
 
@@ -72,12 +73,40 @@ def busy(state: SessionState) -> bool:
     """Whether the session has work it finishes on its current build.
 
     An open turn (running, parked on a person, or waiting on tasks), reports for its parent not
-    delivered yet, or tasks still working. A session that has not started yet is busy too when
-    its creator pinned it (a subagent's session runs the build of the session that started it).
+    delivered yet, or tasks still working.
     """
     if state.turn is not None or state.outbox:
         return True
     return any(task.status == "working" and not task.ended for task in state.tasks.values())
+
+
+async def settle_build(actor: SessionActor) -> None:
+    """Choose the build an actor runs, moving the session when that is a handoff.
+
+    The pinned build while the session is busy (or, before its first turn, the build that
+    created it), else the newest. A subagent's session runs its parent's build while the parent
+    works. An expired session is not moved: it completes.
+    """
+    runtime = actor.runtime
+    pinned = runtime.pins.get(actor.session_id)
+    stays = pinned is not None and (busy(actor.state) or not actor.state.started)
+    parent = actor.state.parent
+    parent_root = runtime.pins.get(parent.session_id) if parent is not None else None
+    if parent_root is not None:
+        pinned, stays = parent_root, True
+    root = pinned if pinned is not None and stays else runtime.agent
+    if root is not actor.root:
+        actor.root = root
+        actor.base_agent = actor.agent = runtime.agent_for(actor.session, root)
+        actor.dynamic_tools = DynamicTools()  # the other build's resolvers made them
+    runtime.pins.keep(actor.session_id, root)
+    deadline = actor.session.deadline
+    expired = deadline is not None and runtime.options.clock() >= deadline
+    if moves_to(actor.session, root) and not expired:
+        await hand_off(actor, root)
+    elif (record := adopt(actor, root)) is not None:
+        await actor.emitter.commit(handoff=record)
+        actor.session = dataclasses.replace(actor.session, deployment=record.deployment)
 
 
 def moves_to(session: SessionRecord, root: RuntimeAgent) -> bool:

@@ -287,7 +287,7 @@ async def test_a_message_arriving_during_the_handoff_is_handled_once_after_it(
         await gate.wait()
         await hand_off(actor, root)
 
-    monkeypatch.setattr("eve_runtime.actor.hand_off", slow_hand_off)
+    monkeypatch.setattr("eve_runtime.handoff.hand_off", slow_hand_off)
     await b.h.send(sid, "/call version {}")
     await asyncio.wait_for(moving.wait(), 5)
     payload = {"message": "during", "turnPolicy": "queue"}
@@ -304,3 +304,33 @@ async def test_a_message_arriving_during_the_handoff_is_handled_once_after_it(
     assert outputs(events) == ["1", "2"] and types(events).count("session.waiting") == 3
     assert [e["meta"]["deliveryIds"] for e in of_type(events, "message.received")][-1] == [during.id]
     assert await b.deployment(sid) == second
+
+
+def with_helper(label: str) -> dict[str, str]:
+    """A build with a subagent whose tool names the build."""
+    return {
+        **build(label),
+        "agent/subagents/helper/agent.py": (
+            'from eve_runtime import define_agent\n\nagent = define_agent(model="test", description="Helps.")\n'
+        ),
+        "agent/subagents/helper/instructions.md": "You help.\n",
+        "agent/subagents/helper/tools/which.py": (
+            f'def which() -> str:\n    """Name the build."""\n    return "helper {label}"\n'
+        ),
+    }
+
+
+async def test_a_subagent_started_by_a_busy_session_runs_its_parents_code(tmp_path: Path) -> None:
+    b = await start(tmp_path, with_helper("1"))
+    first = b.reloader.manifest.content_hash
+    sid = await b.h.create('/delay 100\n/call helper {"message": "/call which {}"}')
+    await b.h.wait_for(sid, lambda ev: "step.started" in types(ev))
+    await b.deploy(with_helper("2"))  # before the parent calls its subagent
+    events = await b.h.turns(sid, 1)
+    children = [s for s in await b.h.store.list_sessions() if s.id != sid]
+    assert len(children) == 1
+    child_events = await b.h.events(children[0].id)
+    await b.h.stop()
+    assert outputs(child_events) == ["helper 1"]
+    assert children[0].deployment == first
+    assert "helper 1" in json.dumps(of_type(events, "task.settled"))
