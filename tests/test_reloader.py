@@ -61,7 +61,7 @@ async def test_a_new_build_serves_new_turns(tmp_path: Path) -> None:
     assert last_reply(events) == 'version -> "v2"'
 
 
-async def test_a_running_turn_finishes_on_the_code_it_started_with(tmp_path: Path) -> None:
+async def test_a_running_turn_and_the_messages_queued_behind_it_finish_on_their_code(tmp_path: Path) -> None:
     h, reloader, app = await reloading(tmp_path)
     write_tool(app, "v1-slow", delay=0.3)
     await reloader.rebuild()
@@ -69,11 +69,13 @@ async def test_a_running_turn_finishes_on_the_code_it_started_with(tmp_path: Pat
     await h.wait_for(sid, lambda ev: "actions.requested" in [e["type"] for e in ev])
     write_tool(app, "v2")
     await reloader.rebuild()  # while the slow call runs
-    await h.send(sid, "/call version {}", turnPolicy="queue")
-    events = await h.turns(sid, 2)
+    await h.send(sid, "/call version {}", turnPolicy="queue")  # queued work: it stays on the running code
+    await h.turns(sid, 2)
+    await h.send(sid, "/call version {}")  # the session is idle: this delivery moves it
+    events = await h.turns(sid, 3)
     await h.stop()
     results = [e["data"]["result"]["output"] for e in of_type(events, "action.result")]
-    assert results == ["v1-slow", "v2"]
+    assert results == ["v1-slow", "v1-slow", "v2"]
 
 
 async def test_a_broken_build_keeps_the_last_good_one_serving(tmp_path: Path) -> None:

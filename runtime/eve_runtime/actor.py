@@ -4,6 +4,8 @@ Everything a session does is serialized through its actor, so the engine needs n
 actor exists only while there is work: it loads the checkpoint, recovers what an interrupted
 attempt left, handles deliveries in arrival order (starting turns, steering them, cancelling,
 resetting), and ends when the inbox is empty; a parked session holds no task and no memory.
+Each actor runs one build of the app: the newest for an idle session (moving it there, see
+`eve_runtime.handoff`), the one it was working on for a busy one.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from eve_runtime.crashpoints import crashpoint
 from eve_runtime.delegation import CHILD_PREFIX, cancel_tasks, settle_task
 from eve_runtime.dynamic_tools import DynamicTools, restore_dynamic_tools
 from eve_runtime.emitter import Emitter
+from eve_runtime.handoff import busy, settle_build
 from eve_runtime.hook_dispatch import hook_context
 from eve_runtime.messages import Message, MessageAdapter, UserMessage
 from eve_runtime.models.base import Finish, Model
@@ -60,7 +63,11 @@ class SessionActor:
         self.runtime = runtime
         self.session = session
         self.session_id = session.id
-        self.agent: RuntimeAgent = runtime.agent_for(session)
+        self.root: RuntimeAgent = runtime.pins.get(session.id) or runtime.agent
+        """The root agent of the build this actor runs (see `eve_runtime.handoff`)."""
+        self.base_agent: RuntimeAgent = runtime.agent_for(session, self.root)
+        """The session's agent in that build, before dynamic tools."""
+        self.agent: RuntimeAgent = self.base_agent
         self.is_root = not session.agent.startswith(CHILD_PREFIX)
         """A child session (a subagent's) never offers the built-in `agent` tool and reports to its parent."""
         self.store = runtime.store
@@ -82,6 +89,8 @@ class SessionActor:
         self._deferred: set[str] = set()
         """Deliveries that wait for the parked turn to end (stale answers)."""
         self._seen: set[str] = set()
+        self._queued_through = -1
+        """The last delivery (by seq) accepted while the session was busy: work it finishes on its build."""
         self._wakeup = asyncio.Event()
         self._loaded = loaded
 
@@ -93,6 +102,8 @@ class SessionActor:
             return
         self._seen.add(delivery.id)
         self._inbox.append(delivery)
+        if busy(self.state):
+            self._queued_through = max(self._queued_through, delivery.seq)
         self._wakeup.set()
 
     def reroute(self) -> None:
@@ -110,7 +121,12 @@ class SessionActor:
         try:
             if not await self._load():
                 self.closing = True
+                if not busy(self.state):
+                    self.runtime.pins.release(self.session_id)
                 return
+            await settle_build(self)
+            if busy(self.state) and self._inbox:
+                self._queued_through = self._inbox[-1].seq  # accepted while it worked: handled on this build
             await self._recover()
             while not self.stopping:
                 if self.state.outbox:
@@ -127,6 +143,8 @@ class SessionActor:
                 elif turn.waiting_on_tasks and await handle_while_waiting(self, None) == "resumed":
                     continue  # a task timed out, or the wait did
                 delivery = self._take(lambda d: d.id not in self._deferred)
+                if delivery is not None and turn is None and delivery.seq > self._queued_through:
+                    await settle_build(self)  # the session is idle: a fresh delivery may move it
                 if delivery is not None and turn is not None:
                     if turn.awaiting is not None:
                         handled = await handle_while_parked(self, delivery)
@@ -142,14 +160,22 @@ class SessionActor:
                     if wake is not None:
                         self.runtime.schedule_wake(self.session_id, wake)
                     self.closing = True  # from here on, the runtime starts a new actor for new deliveries
+                    if busy(self.state):
+                        self.runtime.pins.keep(self.session_id, self.root)  # parked: it resumes on this build
+                    else:
+                        self.runtime.pins.release(self.session_id)  # idle: its next delivery may move it
                     self.runtime.remember(
                         self.session_id, LoadedSession(self.session, self.state, self.history, self.emitter.next_index)
                     )
                     return
                 await self._handle_idle(delivery)
+                if busy(self.state) and self._inbox:  # what waits behind the work it started stays on this build
+                    self._queued_through = max(self._queued_through, self._inbox[-1].seq)
                 if self.session.status != "active":
                     return
         finally:
+            if self.session.status != "active":
+                self.runtime.pins.release(self.session_id)
             await self.emitter.close()
 
     async def _load(self) -> bool:
@@ -290,7 +316,7 @@ class SessionActor:
         return model_text_of(delivery)
 
     async def _start_turn(self, delivery: DeliveryRecord) -> None:
-        self.agent = self.runtime.agent_for(self.session)  # a new turn runs the newest generation
+        self.agent = self.base_agent  # dynamic tools are resolved again for the turn
         await start_turn(self, delivery)
 
     async def model_for_step(self, step_index: int) -> tuple[Model, str]:

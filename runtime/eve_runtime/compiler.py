@@ -26,6 +26,7 @@ from eve_runtime.manifest import Manifest
 from eve_runtime.project import AppPaths
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.sources import SourceGraph
+from eve_runtime.state import defined_states
 
 __all__ = ["CompiledApp", "compile_app", "source_digest", "write_artifacts"]
 
@@ -75,6 +76,8 @@ def compile_app(app_root: Path, *, write: bool = True) -> CompiledApp:
         diagnostics=_ordered(diagnostics),
         source_digest=source_digest(paths.agent_root),
     ).with_hash()
+    if not failed and root is not None:
+        _stamp(root, manifest.content_hash, loader)
     compiled = CompiledApp(
         paths=paths,
         manifest=manifest,
@@ -86,6 +89,20 @@ def compile_app(app_root: Path, *, write: bool = True) -> CompiledApp:
     if write:
         write_artifacts(compiled)
     return compiled
+
+
+def _stamp(root: RuntimeAgent, deployment: str, loader: ModuleLoader) -> None:
+    """Mark every agent of a build with the build's id and the `define_state` keys its code defines.
+
+    A key counts when a handle alive now was defined by this generation's modules, or by a module
+    outside every generation (a library the app imports).
+    """
+    keys = frozenset(
+        name for name, module in defined_states() if loader.owns(module) or not ModuleLoader.is_user_module(module)
+    )
+    for agent in root.walk():
+        agent.deployment = deployment
+        agent.state_keys = keys
 
 
 def _ordered(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

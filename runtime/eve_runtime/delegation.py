@@ -249,7 +249,7 @@ async def give_work(
             if result is not None:
                 actor.checkpoint_later(history=[result])
     elif new_child:
-        child = actor.runtime.agent_for_node(task.node_id)
+        child = actor.runtime.agent_for_node(task.node_id, actor.root)
         wrapped = first_message(task.name, child.manifest.description, message)
         task.child_session_id = await actor.runtime.create_child(actor.session_id, task, wrapped)
     elif not await actor.runtime.send_to_child(task, message):

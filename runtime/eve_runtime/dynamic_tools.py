@@ -88,7 +88,7 @@ async def apply_dynamic_tools(actor: SessionActor, turn: TurnState, *, new_turn:
 
     Called when a turn opens (`new_turn`) and when an actor takes up a turn in progress.
     """
-    base = actor.runtime.agent_for(actor.session)
+    base = actor.base_agent
     if not base.dynamic_tools:
         return
     held = actor.dynamic_tools

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eve_runtime.ids import new_event_id
-from eve_runtime.store.base import Commit, EventRow, SessionStatus, Store
+from eve_runtime.store.base import Commit, EventRow, SessionHandoff, SessionStatus, Store
 from eve_runtime.wire import event_line, now_iso
 
 __all__ = ["DELTA_FIELDS", "CheckpointFactory", "Emitter", "Observer"]
@@ -156,15 +156,19 @@ class Emitter:
         consumed: Sequence[str] = (),
         status: SessionStatus | None = None,
         replace_history: bool = False,
+        handoff: SessionHandoff | None = None,
     ) -> None:
-        """Write everything pending plus these changes in one durable transaction, and wait for it."""
+        """Write everything pending plus these changes in one durable transaction, and wait for it.
+
+        `handoff` moves the session record to another build (see `eve_runtime.handoff`).
+        """
         async with self._write_lock:
             self._raise_failure()
             if history or checkpoint or consumed:
                 self.attach(history=history, consumed=consumed, checkpoint=checkpoint)
-            if not (self._pending or self._attached or status or replace_history):
+            if not (self._pending or self._attached or status or replace_history or handoff):
                 return
-            await self._write(status=status, replace_history=replace_history)
+            await self._write(status=status, replace_history=replace_history, handoff=handoff)
 
     async def close(self) -> None:
         """Wait for an in-flight background write so nothing is left running."""
@@ -189,7 +193,13 @@ class Emitter:
         finally:
             self._flushing = None
 
-    async def _write(self, *, status: SessionStatus | None = None, replace_history: bool = False) -> None:
+    async def _write(
+        self,
+        *,
+        status: SessionStatus | None = None,
+        replace_history: bool = False,
+        handoff: SessionHandoff | None = None,
+    ) -> None:
         batch, self._pending = self._pending, []
         attached, self._attached = self._attached, _Attachment()
         self._next_unassigned += len(batch)
@@ -210,6 +220,7 @@ class Emitter:
                 consumed=attached.consumed,
                 status=status,
                 replace_history=replace_history,
+                handoff=handoff,
             ),
         )
         self._next_index = index

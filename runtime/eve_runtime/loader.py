@@ -120,6 +120,15 @@ class ModuleLoader:
                 node_id=node_id,
             )
 
+    def owns(self, module_name: str) -> bool:
+        """Whether a module (by import name) is this generation's."""
+        return module_name == self.namespace or module_name.startswith(self.namespace + ".")
+
+    @staticmethod
+    def is_user_module(module_name: str) -> bool:
+        """Whether a module (by import name) is user code of any generation."""
+        return module_name.startswith(_NAMESPACE_PREFIX)
+
     def release(self) -> None:
         """Forget this generation's modules (running code keeps the objects it holds)."""
         prefix = self.namespace + "."

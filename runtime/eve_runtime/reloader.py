@@ -3,13 +3,14 @@
 The reloader watches `agent/` and the app's `.env` files. On a change it compiles the app again
 (user code imported under a fresh namespace, see `eve_runtime.loader`):
 
-- when the build is good, it becomes the runtime's agent: turns that start from now on run it,
-  while turns already running finish on the generation they started with;
+- when the build is good, it becomes the runtime's agent: idle sessions move to it on their next
+  delivery, while sessions with work finish it on the generation they run (see
+  `eve_runtime.handoff`);
 - when the build has errors, the last good generation keeps serving, and the errors are logged
   and shown by `GET /eve/v1/info` until a save fixes them.
 
-A generation's modules are released once nothing uses its agent any more (no running turn, not
-the current one): `weakref.finalize` on its root agent.
+A generation's modules are released once nothing uses its agent any more (no session working on
+it, not the current one): `weakref.finalize` on its root agent.
 """
 
 from __future__ import annotations

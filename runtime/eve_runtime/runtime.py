@@ -25,6 +25,7 @@ from eve_runtime.actor import LoadedSession, SessionActor
 from eve_runtime.availability import Availability, SessionDormant, SessionStranded, retire_stranded
 from eve_runtime.config import DEFAULT_SUBAGENT_TIMEOUT_MS
 from eve_runtime.delegation import AGENT_TOOL, CHILD_PREFIX
+from eve_runtime.handoff import CodePins
 from eve_runtime.hook_dispatch import HookDispatcher
 from eve_runtime.ids import new_delivery_id, new_session_id
 from eve_runtime.messages import ToolCall
@@ -90,6 +91,8 @@ class Runtime:
         self.availability = Availability(dormant_before)
         """Which stored sessions this process runs (dormant and stranded ones it leaves alone)."""
         self.store = store
+        self.pins = CodePins()
+        """The build each busy session stays on until its work ends (see `eve_runtime.handoff`)."""
         self.options = options or RuntimeOptions()
         self.mode = mode
         self.tool_executor = ThreadPoolExecutor(max_workers=self.options.tool_threads, thread_name_prefix="eve-tool")
@@ -183,23 +186,31 @@ class Runtime:
     # -- agents and children ------------------------------------------------------------------
 
     def replace_agent(self, agent: RuntimeAgent) -> None:
-        """Serve a new generation of the app: turns that start from now on run `agent` (`eve dev`'s reload).
+        """Serve a new generation of the app (`eve dev`'s reload): idle sessions move to it on their next delivery.
 
-        Turns already running finish on the agent they started with.
+        A session with work (a running turn, a prompt, queued messages, working tasks) finishes
+        it on the generation it runs, then moves (see `eve_runtime.handoff`).
         """
         self.agent = agent
 
-    def agent_for(self, session: SessionRecord) -> RuntimeAgent:
-        """The agent a session runs: the root agent, or the one a child session was created for."""
-        if session.agent.startswith(CHILD_PREFIX):
-            return self.agent_for_node(session.agent.removeprefix(CHILD_PREFIX))
-        return self.agent
+    def agent_for(self, session: SessionRecord, root: RuntimeAgent | None = None) -> RuntimeAgent:
+        """The agent a session runs in the build of `root` (the newest by default).
 
-    def agent_for_node(self, node_id: str) -> RuntimeAgent:
-        """An agent by node id (`agent` is the built-in copy of the root agent)."""
+        That is the root agent, or the one a child session was created for.
+        """
+        if session.agent.startswith(CHILD_PREFIX):
+            return self.agent_for_node(session.agent.removeprefix(CHILD_PREFIX), root)
+        return root or self.agent
+
+    def agent_for_node(self, node_id: str, root: RuntimeAgent | None = None) -> RuntimeAgent:
+        """An agent by node id in the build of `root`, the newest by default.
+
+        `agent` is the built-in copy of the root agent.
+        """
+        root = root or self.agent
         if node_id in (ROOT_NODE_ID, AGENT_TOOL):
-            return self.agent
-        for candidate in self.agent.walk():
+            return root
+        for candidate in root.walk():
             if candidate.manifest.node_id == node_id:
                 return candidate
         raise KeyError(f"no agent {node_id!r} in this app")
@@ -226,8 +237,12 @@ class Runtime:
             "callId": task.call_id,
             "turnId": task.turn_id,
         }
+        parent = self._actors.get(parent_id)
+        root = parent.root if parent is not None else self.agent  # the child runs its parent's build
         record = dataclasses.replace(
-            self.new_record(operation_id=f"task:{parent_id}:{task.call_id}", agent=self.agent_for_node(task.node_id)),
+            self.new_record(
+                operation_id=f"task:{parent_id}:{task.call_id}", agent=self.agent_for_node(task.node_id, root)
+            ),
             id=task.child_session_id,
             agent=CHILD_PREFIX + task.node_id,
         )
@@ -238,6 +253,7 @@ class Runtime:
         first = NewDelivery(id=new_delivery_id(), kind="message", payload=payload)
         session, created = await self.store.create_session(record, first)
         if created:
+            self.pins.keep(session.id, root)
             self._schedule_deadline(session)
             self._wake(session)
         return session.id
@@ -271,9 +287,10 @@ class Runtime:
     # -- sessions --------------------------------------------------------------------------------
 
     def new_record(self, *, operation_id: str | None = None, agent: RuntimeAgent | None = None) -> SessionRecord:
-        """A session record for this agent (or `agent`), with its deadline."""
+        """A session record for this agent (or `agent`), with its deadline and build."""
         now = self.options.clock()
         timeout = (agent or self.agent).config.limits.session_timeout_ms
+        deployment = (agent or self.agent).deployment
         deadline = now + timeout / 1000 if timeout is not False else None
         return SessionRecord(
             id=new_session_id(),
@@ -282,6 +299,7 @@ class Runtime:
             eve_version=__version__,
             deadline=deadline,
             operation_id=operation_id,
+            deployment=deployment or None,
         )
 
     async def create_session(

@@ -44,6 +44,10 @@ class RuntimeAgent:
     hooks: dict[str, Hook] = field(default_factory=dict)
     schedules: dict[str, Schedule] = field(default_factory=dict)
     subagents: dict[str, RuntimeAgent] = field(default_factory=dict)
+    deployment: str = ""
+    """The build this agent belongs to (the app manifest's content hash; empty when not compiled from an app)."""
+    state_keys: frozenset[str] | None = None
+    """The `define_state` keys the build defines (None: unknown, so a handoff drops none)."""
 
     @property
     def name(self) -> str:

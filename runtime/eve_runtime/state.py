@@ -14,7 +14,9 @@ def greet(name: str) -> str:
 A handle works only while eve runs a tool for a session: `get()` returns the session's value
 (`initial()` on first access), `set()` and `update()` change it. Values are JSON and saved with
 the step's checkpoint, so they outlive turns, restarts and a clear of the history; a subagent's
-session starts from `initial()`. A crash between a tool's result and its step's checkpoint loses
+session starts from `initial()`. When a session moves to a new build of the app (a deployment
+handoff), keys the new build does not define are dropped (and logged); define handles at module
+level, where loading the app sees them. A crash between a tool's result and its step's checkpoint loses
 that step's changes (the tool does not run again), like any effect that was not recorded.
 """
 
@@ -23,14 +25,16 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from eve_runtime.errors import DefinitionError, EveError
 
-__all__ = ["SessionValues", "StateError", "StateHandle", "define_state", "session_values"]
+__all__ = ["SessionValues", "StateError", "StateHandle", "define_state", "defined_states", "session_values"]
 
 T = TypeVar("T")
 
@@ -70,9 +74,12 @@ def _checked(name: str, value: Any) -> Any:
 class StateHandle(Generic[T]):
     """A named per-session value (made by `define_state`)."""
 
-    def __init__(self, name: str, initial: Callable[[], T]) -> None:
+    def __init__(self, name: str, initial: Callable[[], T], module: str = "") -> None:
         self.name = name
+        self.module = module
+        """The module that defined the handle (which build of the app it belongs to)."""
         self._initial = initial
+        _handles.add(self)
 
     def _values(self) -> SessionValues:
         values = _current.get()
@@ -106,10 +113,20 @@ class StateHandle(Generic[T]):
             return self.set(change(self.get()))
 
 
+_handles: weakref.WeakSet[StateHandle[Any]] = weakref.WeakSet()
+"""Every handle alive, so a build of the app can tell which keys it defines."""
+
+
 def define_state(name: str, initial: Callable[[], T]) -> StateHandle[T]:
     """Define a per-session value: `name` is its key in the session, `initial()` its first value."""
     if not isinstance(name, str) or not name.strip():
         raise DefinitionError("define_state(): 'name' must be a non-empty string", field="name")
     if not callable(initial):
         raise DefinitionError("define_state(): 'initial' must be a function returning the first value", field="initial")
-    return StateHandle(name, initial)
+    module = str(sys._getframe(1).f_globals.get("__name__", ""))
+    return StateHandle(name, initial, module)
+
+
+def defined_states() -> list[tuple[str, str]]:
+    """`(key, defining module)` of every state handle alive."""
+    return [(handle.name, handle.module) for handle in list(_handles)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 
@@ -15,6 +16,7 @@ from eve_runtime.store import (
     EventRow,
     NewDelivery,
     OwnershipLost,
+    SessionHandoff,
     SessionNotActive,
     Store,
     StoreError,
@@ -358,6 +360,30 @@ async def test_status_change(store: Store) -> None:
     # An ended session still takes commits (its final events); its status stays.
     await store.commit("a", Commit(events=events(0, b"after")))
     assert await store.event_count("a") == 1
+
+
+async def test_a_handoff_moves_the_record_to_a_new_deployment(store: Store, backend: Backend) -> None:
+    record = dataclasses.replace(session("s1"), deployment="sha256:old", deadline=100.0)
+    await store.create_session(record)
+    await store.create_session(session("s2"))
+    stored = await store.get_session("s1")
+    assert stored is not None and (stored.deployment, stored.deadline) == ("sha256:old", 100.0)
+    await store.commit("s1", Commit(events=events(0, b"e"), handoff=SessionHandoff("sha256:new", 200.0)))
+    stored = await store.get_session("s1")
+    assert stored is not None and (stored.deployment, stored.deadline, stored.status) == ("sha256:new", 200.0, "active")
+    assert await store.event_count("s1") == 1
+    await store.commit("s2", Commit(handoff=SessionHandoff("sha256:new", None)))  # a handoff alone; no deadline
+    store = await backend.reopen(store)
+    moved = {s.id: (s.deployment, s.deadline) for s in await store.list_sessions()}
+    assert moved == {"s1": ("sha256:new", 200.0), "s2": ("sha256:new", None)}
+
+
+async def test_a_refused_handoff_changes_nothing(store: Store) -> None:
+    await store.create_session(dataclasses.replace(session("s1"), deployment="sha256:old"))
+    with pytest.raises(EventIndexConflict):
+        await store.commit("s1", Commit(events=events(5, b"e"), handoff=SessionHandoff("sha256:new", 1.0)))
+    stored = await store.get_session("s1")
+    assert stored is not None and (stored.deployment, stored.deadline) == ("sha256:old", None)
 
 
 # -- waiting for events -------------------------------------------------------------------------

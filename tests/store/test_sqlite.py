@@ -18,6 +18,7 @@ from eve_runtime.store import (
     Commit,
     EventIndexConflict,
     OwnershipLost,
+    SessionHandoff,
     SqliteStore,
     StoreError,
     StoreLocked,
@@ -151,6 +152,30 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
         assert not isinstance(caught.value, StoreLocked)
     with pytest.raises(StoreError):
         await store.get_session("s1")
+
+
+async def test_a_version_1_database_is_migrated_keeping_its_sessions(tmp_path: Path) -> None:
+    directory = tmp_path / "data"
+    directory.mkdir()
+    with contextlib.closing(sqlite3.connect(directory / "eve.sqlite3")) as raw:  # the schema eve wrote before 2
+        raw.execute(
+            "CREATE TABLE sessions (id TEXT PRIMARY KEY, agent TEXT NOT NULL, created_at REAL NOT NULL, "
+            "eve_version TEXT NOT NULL, status TEXT NOT NULL, deadline REAL, operation_id TEXT)"
+        )
+        raw.execute("INSERT INTO sessions VALUES ('s1', 'main', 1.0, '0.1.0', 'active', 5.0, NULL)")
+        raw.execute("PRAGMA user_version = 1")
+        raw.commit()
+    store = await open_local_store(directory)
+    try:
+        record = await store.get_session("s1")
+        assert record is not None and (record.deadline, record.deployment) == (5.0, None)
+        await store.commit("s1", Commit(handoff=SessionHandoff("sha256:new", 9.0)))
+        record = await store.get_session("s1")
+        assert record is not None and (record.deadline, record.deployment) == (9.0, "sha256:new")
+    finally:
+        await store.close()
+    with contextlib.closing(sqlite3.connect(directory / "eve.sqlite3")) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
 # -- group commit --------------------------------------------------------------------------------

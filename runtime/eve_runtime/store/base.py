@@ -2,8 +2,8 @@
 
 A store holds, per session:
 
-- the **session record** (status, deadline, the eve version that runs it, its create-once
-  operation id);
+- the **session record** (status, deadline, the eve version and the build of the app that run
+  it, its create-once operation id);
 - the **event log**: append-only, with an absolute index from 0 (the stream cursor); each event
   is stored as its serialized NDJSON line, so every read returns the same bytes;
 - the **history log**: the model-facing messages, append-only (a clear replaces it);
@@ -38,6 +38,7 @@ __all__ = [
     "NewDelivery",
     "OwnershipLost",
     "SessionNotActive",
+    "SessionHandoff",
     "SessionRecord",
     "SessionStatus",
     "Store",
@@ -90,6 +91,8 @@ class SessionRecord:
     """When the session times out (seconds since the epoch); None for never."""
     operation_id: str | None = None
     """The create-once key the session was created with."""
+    deployment: str | None = None
+    """The build of the app that runs the session (its manifest's content hash); None when not recorded."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,16 @@ class EnqueueResult:
 
 
 @dataclass(frozen=True)
+class SessionHandoff:
+    """A session moving to another build of the app (a deployment handoff): its record's new values."""
+
+    deployment: str
+    """The build the session runs from now on."""
+    deadline: float | None
+    """The session's new deadline (the handoff restarts the timeout); None for never."""
+
+
+@dataclass(frozen=True)
 class Commit:
     """Everything one durable step of a session writes, applied atomically."""
 
@@ -156,6 +169,8 @@ class Commit:
     """The session's new status, when it ends."""
     fence: int | None = None
     """The fencing token from `acquire`; when given, a commit by a superseded owner is refused."""
+    handoff: SessionHandoff | None = None
+    """Sets the session record's `deployment` and `deadline` (a deployment handoff)."""
 
 
 class Store(ABC):

@@ -260,6 +260,9 @@ class MemoryStore(Store):
             session.deliveries = [replace(d, consumed=True) if d.id in consumed else d for d in session.deliveries]
         if commit.status is not None:
             session.record = replace(session.record, status=commit.status)
+        if commit.handoff is not None:
+            handoff = commit.handoff
+            session.record = replace(session.record, deployment=handoff.deployment, deadline=handoff.deadline)
         if commit.events:
             self._waiters.notify((session_id,))
 

@@ -44,7 +44,7 @@ __all__ = [
     "release",
 ]
 
-_SESSION_COLUMNS = "id, agent, created_at, eve_version, status, deadline, operation_id"
+_SESSION_COLUMNS = "id, agent, created_at, eve_version, status, deadline, operation_id, deployment"
 _DELIVERY_COLUMNS = "id, session_id, seq, kind, payload, idempotency_key, created_at, consumed"
 
 
@@ -57,6 +57,7 @@ def _session(row: tuple[Any, ...]) -> SessionRecord:
         status=cast(SessionStatus, row[4]),
         deadline=row[5],
         operation_id=None if row[6] is None else from_text(row[6]),
+        deployment=row[7],
     )
 
 
@@ -153,8 +154,17 @@ def create_session(
         raise StoreError(f"A session with id {record.id!r} already exists.")
     payload = None if first is None else encode_payload(first.payload)
     conn.execute(
-        f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (record.id, record.agent, record.created_at, record.eve_version, record.status, record.deadline, operation),
+        f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            record.id,
+            record.agent,
+            record.created_at,
+            record.eve_version,
+            record.status,
+            record.deadline,
+            operation,
+            record.deployment,
+        ),
     )
     if operation is not None:
         conn.execute("INSERT INTO operations (operation_id, session_id) VALUES (?, ?)", (operation, record.id))
@@ -254,6 +264,11 @@ def apply_commit(conn: sqlite3.Connection, session_id: str, commit: Commit) -> N
         )
     if commit.status is not None:
         conn.execute("UPDATE sessions SET status = ? WHERE id = ?", (commit.status, session_id))
+    if commit.handoff is not None:
+        conn.execute(
+            "UPDATE sessions SET deployment = ?, deadline = ? WHERE id = ?",
+            (commit.handoff.deployment, commit.handoff.deadline, session_id),
+        )
 
 
 def acquire(conn: sqlite3.Connection, session_id: str, owner: str, ttl: float) -> int | None:

@@ -17,8 +17,13 @@ __all__ = [
 ]
 
 DATABASE_NAME = "eve.sqlite3"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Stored in `PRAGMA user_version`; a database with a higher version was written by a newer eve."""
+
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
+    2: ("ALTER TABLE sessions ADD COLUMN deployment TEXT",),
+}
+"""What brings a database of the version before each key up to it (the schema below is the newest)."""
 
 _BUSY_TIMEOUT_MS = 10_000
 
@@ -30,7 +35,8 @@ CREATE TABLE sessions (
     eve_version TEXT NOT NULL,
     status TEXT NOT NULL,
     deadline REAL,
-    operation_id TEXT
+    operation_id TEXT,
+    deployment TEXT
 );
 CREATE INDEX sessions_by_status ON sessions (status, created_at);
 CREATE TABLE events (
@@ -112,7 +118,7 @@ def connect(path: Path) -> sqlite3.Connection:
 
 
 def ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
-    """Create the tables of a new database, or check that an existing one has a schema we know.
+    """Create the tables of a new database, migrate one of an older version, or check its version.
 
     Raises:
         StoreError: The database was written by a newer eve.
@@ -127,9 +133,12 @@ def ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
-        for statement in _SCHEMA.split(";"):
-            if statement.strip():
-                conn.execute(statement)
+        if version == 0:
+            statements = [statement for statement in _SCHEMA.split(";") if statement.strip()]
+        else:
+            statements = [s for v in range(version + 1, SCHEMA_VERSION + 1) for s in _MIGRATIONS[v]]
+        for statement in statements:
+            conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
