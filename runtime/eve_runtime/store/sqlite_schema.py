@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 DATABASE_NAME = "eve.sqlite3"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Stored in `PRAGMA user_version`; a database with a higher version was written by a newer eve."""
 
 _BUSY_TIMEOUT_MS = 10_000
@@ -82,6 +82,17 @@ CREATE TABLE owners (
 );
 """
 
+_MIGRATIONS = {
+    2: """
+CREATE TABLE addresses (
+    address TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL
+);
+CREATE INDEX addresses_by_session ON addresses (session_id);
+""",
+}
+"""What each schema version adds to the one before it (a new database runs them all)."""
+
 
 def connect(path: Path) -> sqlite3.Connection:
     """Open a connection with eve's settings: WAL, `synchronous=FULL`, explicit transactions.
@@ -112,7 +123,7 @@ def connect(path: Path) -> sqlite3.Connection:
 
 
 def ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
-    """Create the tables of a new database, or check that an existing one has a schema we know.
+    """Create the tables of a new database, bring an older one up to date, or refuse a newer one.
 
     Raises:
         StoreError: The database was written by a newer eve.
@@ -125,11 +136,15 @@ def ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
         )
     if version == SCHEMA_VERSION:
         return
+    scripts = ([_SCHEMA] if version == 0 else []) + [
+        _MIGRATIONS[v] for v in range(max(version, 1) + 1, SCHEMA_VERSION + 1)
+    ]
     conn.execute("BEGIN IMMEDIATE")
     try:
-        for statement in _SCHEMA.split(";"):
-            if statement.strip():
-                conn.execute(statement)
+        for script in scripts:
+            for statement in script.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
