@@ -30,6 +30,7 @@ from eve_runtime.ids import new_delivery_id, new_session_id
 from eve_runtime.messages import ToolCall
 from eve_runtime.models import resolve_model
 from eve_runtime.models.base import Model
+from eve_runtime.replacement import AddressSessions
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.session_reader import bind_store, unbind_default
 from eve_runtime.session_state import TaskState
@@ -95,6 +96,8 @@ class Runtime:
         self.tool_executor = ThreadPoolExecutor(max_workers=self.options.tool_threads, thread_name_prefix="eve-tool")
         self.hooks = HookDispatcher(self.tool_executor, self.options.hook_timeout)
         """Runs `agent/hooks/**` for the events sessions emit."""
+        self.addresses = AddressSessions(self)
+        """Sessions by channel address (what channels send to)."""
         self._actors: dict[str, SessionActor] = {}
         self._respawn: set[str] = set()
         self._acks: dict[str, asyncio.Future[None]] = {}
@@ -315,6 +318,11 @@ class Runtime:
             if first is not None:
                 self._wake(session)
         return session, created
+
+    def look_after(self, session: SessionRecord) -> None:
+        """Take on a session just created in the store with its first message: its timeout, an actor."""
+        self._schedule_deadline(session)
+        self._wake(session)
 
     async def deliver(
         self,
