@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from eve_runtime.channels import Channel, EveChannel
 from eve_runtime.config import AgentConfig
 from eve_runtime.dynamic import DynamicResolver
 from eve_runtime.hooks import Hook
@@ -44,6 +45,10 @@ class RuntimeAgent:
     hooks: dict[str, Hook] = field(default_factory=dict)
     schedules: dict[str, Schedule] = field(default_factory=dict)
     subagents: dict[str, RuntimeAgent] = field(default_factory=dict)
+    channels: dict[str, Channel] = field(default_factory=dict)
+    """Custom channels by name (the root agent only)."""
+    eve_channel: EveChannel | None = None
+    """The authored `channels/eve.py`, replacing the default HTTP channel's auth (or disabling it)."""
 
     @property
     def name(self) -> str:
