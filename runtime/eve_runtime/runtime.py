@@ -23,6 +23,7 @@ from typing import Any, Literal
 from eve_runtime._version import __version__
 from eve_runtime.actor import LoadedSession, SessionActor
 from eve_runtime.availability import Availability, SessionDormant, SessionStranded, retire_stranded
+from eve_runtime.channel_events import ChannelEvents
 from eve_runtime.config import DEFAULT_SUBAGENT_TIMEOUT_MS
 from eve_runtime.delegation import AGENT_TOOL, CHILD_PREFIX
 from eve_runtime.hook_dispatch import HookDispatcher
@@ -94,10 +95,12 @@ class Runtime:
         self.options = options or RuntimeOptions()
         self.mode = mode
         self.tool_executor = ThreadPoolExecutor(max_workers=self.options.tool_threads, thread_name_prefix="eve-tool")
-        self.hooks = HookDispatcher(self.tool_executor, self.options.hook_timeout)
-        """Runs `agent/hooks/**` for the events sessions emit."""
         self.addresses = AddressSessions(self)
         """Sessions by channel address (what channels send to)."""
+        self.hooks = HookDispatcher(
+            self.tool_executor, self.options.hook_timeout, ChannelEvents(store), self._alias_from_channel
+        )
+        """Runs the channel event handlers and `agent/hooks/**` for the events sessions emit."""
         self._actors: dict[str, SessionActor] = {}
         self._respawn: set[str] = set()
         self._acks: dict[str, asyncio.Future[None]] = {}
@@ -182,6 +185,11 @@ class Runtime:
         future = self._acks.pop(delivery_id, None)
         if future is not None and not future.done():
             future.set_result(None)
+
+    async def _alias_from_channel(self, session_id: str, channel: str, token: str) -> None:
+        if not token:
+            raise ValueError("A channel address must be a non-empty string.")
+        await self.addresses.alias(session_id, f"{channel}:{token}")
 
     # -- agents and children ------------------------------------------------------------------
 
