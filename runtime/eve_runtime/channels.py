@@ -231,7 +231,10 @@ def eve_channel(*, auth: Sequence[AuthFn]) -> EveChannel:
         ```
     """
     chain = _auth_chain(auth, "eve_channel()")
-    assert chain is not None
+    if chain is None:
+        raise DefinitionError(
+            "eve_channel(): 'auth' is required; use disable_channel() to remove the channel", field="auth"
+        )
     return EveChannel(auth=chain)
 
 
