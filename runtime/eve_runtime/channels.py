@@ -22,9 +22,11 @@ channel = define_channel(routes=[POST("/webhook/messages", receive)], events={"m
 - The file stem is the channel's name (`channels/webhook.py` is `webhook`). A route's path is
   its URL as written (the name does not prefix it) and may not be under eve's own `/eve/v1/`.
   Path parameters are written `{name}` (or eve's `:name`) and reach `ctx.params`.
-- A route handler `handler(request, ctx)` (sync or `async`) gets the starlette request and a
+- A route handler `handler(request, ctx)` gets the starlette request and a
   [`RouteContext`][eve_runtime.channel_context.RouteContext]; it returns a dict or list (JSON,
-  200), `(body, status)`, a starlette `Response`, or None (204).
+  200), `(body, status)`, a string, a starlette `Response`, or None (204). Make it `async` to
+  use `ctx`'s operations; a plain function runs on the server's event loop, so keep it quick.
+  Whatever it raises becomes a JSON error: 4xx for refused deliveries, a logged 500 for bugs.
 - `ctx.from_(address)` binds the operations to a channel-local address (a thread id, a phone
   number): `send` continues the address's session or starts one that claims it, `respond`,
   `cancel`, `reset` (also `end`) and `alias`. Addresses are namespaced by the channel's name.
