@@ -15,7 +15,7 @@ custom channel sees them.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -72,9 +72,13 @@ class ChannelEvents:
         self._bindings: OrderedDict[str, Binding | None] = OrderedDict()
 
     @staticmethod
-    def observes(agent: RuntimeAgent) -> bool:
-        """Whether any channel of the agent handles events."""
-        return any(channel.events for channel in agent.channels.values())
+    def observes(agent: RuntimeAgent, event_types: Sequence[str] | None = None) -> bool:
+        """Whether any channel of the agent handles events (one of `event_types`, when given)."""
+        return any(
+            name == "*" or event_types is None or name in event_types
+            for channel in agent.channels.values()
+            for name in channel.events
+        )
 
     async def binding(self, session_id: str) -> Binding | None:
         """The channel the session belongs to, if any."""

@@ -91,12 +91,13 @@ def _resolves_on(agent: RuntimeAgent, event_types: Sequence[str]) -> bool:
 
 
 async def settle_before_resolvers(actor: SessionActor, event_types: Sequence[str]) -> None:
-    """Let the hooks of the events emitted so far run before the resolvers of `event_types` do.
+    """Let the channel handlers and hooks of the events emitted so far run before the resolvers of `event_types` do.
 
     Only when the agent has both (otherwise nothing waits, and nothing is written early).
     """
     agent = actor.agent
-    if agent.hooks and observes(agent, event_types) and _resolves_on(agent, event_types):
+    handled = (agent.hooks and observes(agent, event_types)) or ChannelEvents.observes(agent, event_types)
+    if handled and _resolves_on(agent, event_types):
         await actor.flush()
         await actor.runtime.hooks.settle(actor.session_id)
 

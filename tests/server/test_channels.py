@@ -305,3 +305,43 @@ def test_the_channel_handler_runs_before_the_hooks_of_each_event(app_with: Any) 
     assert ledger[: len(expected)] == expected
     assert sum(1 for entry in hook_ledger.LEDGER if entry[0] == "channel") >= len(events)
     hook_ledger.LEDGER.clear()
+
+
+BEFORE_RESOLVERS = {
+    "agent/channels/first.py": """
+from eve_runtime.channels import POST, define_channel
+from tests.engine.hook_ledger import LEDGER
+
+
+async def receive(request, ctx):
+    return {"sessionId": (await ctx.from_("x").send("hi")).session_id}
+
+
+channel = define_channel(
+    routes=[POST("/first", receive)], events={"session.started": lambda data, channel: LEDGER.append("channel")}
+)
+""",
+    "agent/instructions/later.py": """
+from eve_runtime import define_dynamic
+from tests.engine.hook_ledger import LEDGER
+
+
+def resolve(ctx):
+    LEDGER.append("resolver")
+    return None
+
+
+later = define_dynamic(resolve)
+""",
+}
+
+
+def test_the_channel_handler_runs_before_the_dynamic_resolvers_of_the_event(app_with: Any) -> None:
+    hook_ledger.LEDGER.clear()
+    compiled = app_with(BEFORE_RESOLVERS)
+    assert compiled.ok, compiled.diagnostics
+    with harness(compiled.root, compiled.manifest) as dev:
+        sid = dev.client.post("/first").json()["sessionId"]
+        dev.wait_for(sid, "session.waiting")
+    assert hook_ledger.LEDGER[:2] == ["channel", "resolver"]
+    hook_ledger.LEDGER.clear()
