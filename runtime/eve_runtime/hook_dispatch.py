@@ -33,13 +33,13 @@ import logging
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from eve_runtime.channel_events import ChannelEvent, ChannelEvents
+from eve_runtime.channel_events import Binding, ChannelEvent, ChannelEvents
 from eve_runtime.context import ParentInfo, Predecessor
 from eve_runtime.dynamic import DynamicResolver
-from eve_runtime.hooks import HookContext, HookHandler, HookSession
+from eve_runtime.hooks import HookChannel, HookContext, HookHandler, HookSession
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.store.base import EventRow
 
@@ -178,7 +178,9 @@ class HookDispatcher:
             while queue.items:
                 agent, context, row = queue.items.popleft()
                 event = json.loads(row.line)
-                await self._run_channel(session_id, agent, event)
+                binding = await self._run_channel(session_id, agent, event)
+                if binding is not None:
+                    context = replace(context, channel=HookChannel(binding.channel, binding.address))
                 for slug, key, handler in handlers_for(agent, row.type):
                     await self._run(slug, key, handler, (event, context), event)
         finally:
@@ -187,15 +189,16 @@ class HookDispatcher:
             if self._queues.get(session_id) is queue and not queue.items:
                 del self._queues[session_id]
 
-    async def _run_channel(self, session_id: str, agent: RuntimeAgent, event: dict[str, Any]) -> None:
-        if self.channels is None or not ChannelEvents.observes(agent):
-            return
+    async def _run_channel(self, session_id: str, agent: RuntimeAgent, event: dict[str, Any]) -> Binding | None:
+        """Run the event's channel handlers; the session's channel, if it has one."""
+        if self.channels is None or not agent.channels:
+            return None
         binding = await self.channels.binding(session_id)
         if binding is None:
-            return
+            return None
         handlers = ChannelEvents.handlers(agent, binding, str(event.get("type")))
         if not handlers:
-            return
+            return binding
         alias = self.alias
 
         async def add_alias(token: str) -> None:
@@ -205,6 +208,7 @@ class HookDispatcher:
         channel = ChannelEvent(binding.channel, session_id, binding.address, event, add_alias)
         for key, handler in handlers:
             await self._run(f"channels/{binding.channel}", key, handler, (event.get("data", {}), channel), event)
+        return binding
 
     async def _run(
         self, slug: str, key: str, handler: HookHandler, args: tuple[Any, ...], event: dict[str, Any]

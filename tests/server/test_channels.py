@@ -280,7 +280,12 @@ channel = define_channel(routes=[POST("/ordered", receive)], events={"*": seen})
 from eve_runtime import define_hook
 from tests.engine.hook_ledger import LEDGER
 
-hook = define_hook({"*": lambda event, ctx: LEDGER.append(("hook", event["type"], None))})
+def seen(event, ctx):
+    LEDGER.append(("hook", event["type"], ctx.channel.continuation_token if ctx.channel else None))
+    assert ctx.channel is None or ctx.channel.kind == "ordered"
+
+
+hook = define_hook({"*": seen})
 """,
 }
 
@@ -301,8 +306,9 @@ def test_the_channel_handler_runs_before_the_hooks_of_each_event(app_with: Any) 
         dev.wait_for(other, "session.waiting")
         dev.call(dev.runtime.hooks.settle, other)
     ledger = [entry for entry in hook_ledger.LEDGER if entry[0] == "channel" or entry[1] in {e["type"] for e in events}]
-    expected = [pair for e in events for pair in (("channel", e["type"], "a"), ("hook", e["type"], None))]
+    expected = [pair for e in events for pair in (("channel", e["type"], "a"), ("hook", e["type"], "a"))]
     assert ledger[: len(expected)] == expected
+    assert ("hook", "session.started", None) in hook_ledger.LEDGER  # the session started by id has no channel
     assert sum(1 for entry in hook_ledger.LEDGER if entry[0] == "channel") >= len(events)
     hook_ledger.LEDGER.clear()
 
