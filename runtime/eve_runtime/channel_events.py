@@ -80,6 +80,10 @@ class ChannelEvents:
             for name in channel.events
         )
 
+    def may_belong_to_one(self, session_id: str) -> bool:
+        """False once the session is known to belong to no channel (its events then skip the queue)."""
+        return session_id not in self._bindings or self._bindings[session_id] is not None
+
     async def binding(self, session_id: str) -> Binding | None:
         """The channel the session belongs to, if any."""
         if session_id in self._bindings:

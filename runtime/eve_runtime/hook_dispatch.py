@@ -134,7 +134,10 @@ class HookDispatcher:
 
         def observe(rows: Sequence[EventRow]) -> None:
             current = agent()
-            if current.hooks or (self.channels is not None and ChannelEvents.observes(current)):
+            channels = self.channels
+            if current.hooks or (
+                channels is not None and ChannelEvents.observes(current) and channels.may_belong_to_one(session_id)
+            ):
                 self.publish(session_id, current, context(), rows)
 
         return observe
