@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from eve_runtime.compiler import CompiledApp, compile_app
@@ -17,8 +18,9 @@ from eve_runtime.info import cli_info
 from eve_runtime.manifest import Manifest
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.server_auth import BearerTokenAuth
+from eve_runtime.store.sqlite import SqliteStore
 from tests.engine import hook_ledger
-from tests.server.support import Harness, harness, scaffold_app
+from tests.server.support import Harness, LiveServer, harness, scaffold_app
 
 MESSAGES = "/webhook/messages"
 
@@ -351,3 +353,20 @@ def test_the_channel_handler_runs_before_the_dynamic_resolvers_of_the_event(app_
         dev.wait_for(sid, "session.waiting")
     assert hook_ledger.LEDGER[:2] == ["channel", "resolver"]
     hook_ledger.LEDGER.clear()
+
+
+def test_a_thread_continues_its_session_after_a_server_restart(
+    agent: RuntimeAgent, manifest: Manifest, tmp_path: Path
+) -> None:
+    """A real uvicorn on the local world's SQLite store, stopped and started again on the same data."""
+    name = thread()
+    data = tmp_path / "workflow-data"
+    with LiveServer(agent, manifest, store=SqliteStore(data)) as server, httpx.Client(base_url=server.url) as http:
+        before = http.post(MESSAGES, json={"thread": name, "text": "before", "id": "m1"}).json()
+        assert before["created"] is True
+        server.call(server.store.wait_for_events, before["sessionId"], 0, 5.0)
+    with LiveServer(agent, manifest, store=SqliteStore(data)) as server, httpx.Client(base_url=server.url) as http:
+        retried = http.post(MESSAGES, json={"thread": name, "text": "before", "id": "m1"}).json()
+        assert (retried["sessionId"], retried["deliveryId"]) == (before["sessionId"], before["deliveryId"])
+        after = http.post(MESSAGES, json={"thread": name, "text": "after"}).json()
+        assert after["sessionId"] == before["sessionId"] and after["created"] is False
