@@ -12,7 +12,7 @@ from eve_cli._console import print_diagnostics
 
 if TYPE_CHECKING:
     from eve_runtime.compiler import CompiledApp
-    from eve_runtime.manifest import AgentManifest
+    from eve_runtime.manifest import AgentManifest, ChannelManifest
 
 __all__ = ["render_info"]
 
@@ -61,6 +61,15 @@ def _agent_rows(table: Table, agent: AgentManifest) -> None:
     table.add_row("Subagents", _names([s.name for s in agent.subagents]))
     table.add_row("Schedules", _names([f"{s.name} ({s.cron})" for s in agent.schedules]))
     table.add_row("Hooks", _names([h.slug for h in agent.hooks]))
+    table.add_row("Channels", _names([_channel(c) for c in agent.channels]))
+
+
+def _channel(channel: ChannelManifest) -> str:
+    if channel.kind == "disabled":
+        return "eve (disabled: no /eve/v1 routes)"
+    if channel.kind == "eve":
+        return "eve (authored auth)"
+    return f"{channel.name} ({', '.join(f'{r.method} {r.path}' for r in channel.routes) or 'no routes'})"
 
 
 def _tools(agent: AgentManifest) -> Table:

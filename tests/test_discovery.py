@@ -195,7 +195,7 @@ def test_unknown_root_files_are_not_slots(tmp_path: Path) -> None:
     assert graph.diagnostics == []
 
 
-@pytest.mark.parametrize("slot", ["channels", "connections", "sandbox", "memory", "instrumentation", "extensions"])
+@pytest.mark.parametrize("slot", ["connections", "sandbox", "memory", "instrumentation", "extensions"])
 def test_unsupported_slot_directory_warns(tmp_path: Path, slot: str) -> None:
     graph = run(tmp_path, {f"agent/{slot}/thing.py": "X = 1\n"})
     diagnostic = only(graph.diagnostics, "discover/slot-unsupported")
@@ -203,7 +203,7 @@ def test_unsupported_slot_directory_warns(tmp_path: Path, slot: str) -> None:
     assert diagnostic.source_path == str(tmp_path / "app" / "agent" / slot)
 
 
-@pytest.mark.parametrize("slot", ["channels", "connections", "sandbox", "memory", "instrumentation", "extensions"])
+@pytest.mark.parametrize("slot", ["connections", "sandbox", "memory", "instrumentation", "extensions"])
 def test_unsupported_slot_file_warns(tmp_path: Path, slot: str) -> None:
     graph = run(tmp_path, {f"agent/{slot}.py": "X = 1\n"})
     diagnostic = only(graph.diagnostics, "discover/slot-unsupported")
@@ -548,3 +548,19 @@ def test_discovery_manifest_round_trips(tmp_path: Path) -> None:
     again = SourceGraph.model_validate_json(graph.model_dump_json())
     assert again == graph
     assert again.kind == "eve-discovery"
+
+
+def test_channels_are_discovered_at_the_root_without_importing_them(tmp_path: Path) -> None:
+    graph = run(
+        tmp_path,
+        {
+            "agent/channels/webhook.py": "raise RuntimeError('discovery imported me')\n",
+            "agent/channels/eve.py": "raise RuntimeError('discovery imported me')\n",
+            "agent/channels/Bad_Name.py": "X = 1\n",
+            "agent/channels/notes.md": "# not a channel",
+        },
+    )
+    assert [c.name for c in graph.root.channels] == ["eve", "webhook"]
+    assert graph.root.channels[1].source.logical_path == "channels/webhook.py"
+    diagnostic = only(graph.diagnostics, "discover/channel-name-invalid")
+    assert diagnostic.severity == "error" and "Bad_Name" in diagnostic.message

@@ -10,6 +10,7 @@ from eve_runtime import define_agent, tool
 from __future__ import annotations
 
 from eve_runtime._version import __version__
+from eve_runtime.channels import Channel, define_channel
 from eve_runtime.config import AgentConfig, define_agent
 from eve_runtime.context import ToolContext
 from eve_runtime.dynamic import DynamicResolver, define_dynamic
@@ -25,6 +26,7 @@ from eve_runtime.transcript import TranscriptMessage, transcript_of
 
 __all__ = [
     "AgentConfig",
+    "Channel",
     "CompileError",
     "DefinitionError",
     "DisabledTool",
@@ -43,6 +45,7 @@ __all__ = [
     "UserError",
     "__version__",
     "define_agent",
+    "define_channel",
     "define_dynamic",
     "define_hook",
     "define_instructions",

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from eve_runtime import diagnostics as dg
+from eve_runtime.compile_channels import compile_channels
 from eve_runtime.compile_content import compile_hooks, compile_instructions, compile_schedules, compile_skills
 from eve_runtime.compose_tools import compose_tools, framework_source, source_info
 from eve_runtime.config import DEFAULT_MAX_INPUT_TOKENS_PER_SESSION, DEFAULT_SUBAGENT_TIMEOUT_MS, AgentConfig
@@ -46,6 +47,7 @@ def compile_agent(
     skills = compile_skills(sources, loader, diagnostics)
     hooks, hook_manifests = compile_hooks(sources, loader, diagnostics)
     schedules, schedule_manifests = compile_schedules(sources, loader, diagnostics)
+    channels = compile_channels(sources, loader, diagnostics)
 
     for name, child in children.items():
         exposed = child.config.tool and name not in tools.disabled_by
@@ -90,6 +92,7 @@ def compile_agent(
         skills=skills,
         hooks=hook_manifests,
         schedules=schedule_manifests,
+        channels=channels.manifests,
         subagents=[child.manifest for child in children.values()],
         shadowed=shadowed,
         disabled=tools.disabled,
@@ -103,6 +106,8 @@ def compile_agent(
         hooks=hooks,
         schedules=schedules,
         subagents=children,
+        channels=channels.channels,
+        eve_channel=channels.eve,
     )
 
 

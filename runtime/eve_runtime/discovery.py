@@ -1,17 +1,20 @@
 """Discovery: from an app folder to a source graph and diagnostics, without running user code.
 
 It follows eve's file conventions (`agent.py`, `instructions.md`, `tools/`, `skills/`, `hooks/`,
-`schedules/`, `subagents/<name>/`, `lib/`) and reports every problem as a diagnostic with a
-stable code instead of stopping at the first one.
+`schedules/`, `channels/` (root only), `subagents/<name>/`, `lib/`) and reports every problem as
+a diagnostic with a stable code instead of stopping at the first one.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from eve_runtime import diagnostics as dg
 from eve_runtime.diagnostics import Diagnostic
 from eve_runtime.grammar import (
+    CHANNEL_NAME_PATTERN,
+    CHANNEL_NAME_RULE,
     TOOL_NAME_PATTERN,
     TOOL_NAME_RULE,
     Entry,
@@ -41,7 +44,6 @@ IGNORED_ROOT_DIRECTORIES = frozenset(
 )
 SLOT_DIRECTORIES = frozenset({"tools", "skills", "hooks", "schedules", "subagents", "lib", "instructions"})
 UNSUPPORTED_SLOTS = {
-    "channels": "custom channels",
     "connections": "MCP and OpenAPI connections",
     "sandbox": "sandboxes",
     "memory": "memory slots",
@@ -127,12 +129,27 @@ def _discover_agent(
                 )
             )
 
+    if is_root:
+        agent.channels = _walk(
+            root,
+            "channels",
+            node_id,
+            diagnostics,
+            recursive=False,
+            code="discover/channel-name-invalid",
+            what="Channel",
+            pattern=CHANNEL_NAME_PATTERN,
+            rule=CHANNEL_NAME_RULE,
+        )
+
     for entry in entries:
         if not entry.is_dir:
             continue
         if entry.name in IGNORED_ROOT_DIRECTORIES or entry.name in SLOT_DIRECTORIES or entry.name == "schedules":
             continue
-        if entry.name in UNSUPPORTED_SLOTS and not (entry.name == "channels" and not is_root):
+        if entry.name == "channels" and is_root:
+            continue
+        if entry.name in UNSUPPORTED_SLOTS:
             diagnostics.append(
                 dg.warning(
                     "discover/slot-unsupported",
@@ -180,13 +197,15 @@ def _walk(
     what: str,
     markdown: bool = False,
     packages: bool = False,
+    pattern: re.Pattern[str] = TOOL_NAME_PATTERN,
+    rule: str = TOOL_NAME_RULE,
 ) -> list[NamedSource]:
     spec = NamedDirectory(
         name=slot,
         recursive=recursive,
         allow_markdown=markdown,
         allow_packages=packages,
-        check_segment=name_check(code, what, TOOL_NAME_PATTERN, TOOL_NAME_RULE, node_id),
+        check_segment=name_check(code, what, pattern, rule, node_id),
         node_id=node_id,
     )
     found = walk_named_directory(root, spec)

@@ -15,6 +15,8 @@ from eve_runtime.diagnostics import Diagnostic
 from eve_runtime.sources import NamedSource, Source, SourceKind
 
 __all__ = [
+    "CHANNEL_NAME_PATTERN",
+    "CHANNEL_NAME_RULE",
     "TOOL_NAME_PATTERN",
     "Entry",
     "NamedDirectory",
@@ -202,5 +204,9 @@ def name_check(code: str, what: str, pattern: re.Pattern[str], rule: str, node_i
 
     return check
 
+
+CHANNEL_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
+"""Channel names (the file stem under `channels/`): also the namespace of the channel's addresses."""
+CHANNEL_NAME_RULE = "use lowercase ASCII letters, digits and '-' only, starting with a letter, at most 64 characters"
 
 TOOL_NAME_RULE = "use ASCII letters, digits, '_' and '-' only, starting with a letter, at most 64 characters"

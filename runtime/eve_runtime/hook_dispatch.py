@@ -1,7 +1,8 @@
 """Running the hooks of `agent/hooks/**` (`define_hook`) for the events a session emits.
 
 eve's dispatch order for every stream event is: channel handler, metadata projection, hooks,
-dynamic resolvers. Here (no channels yet) an event's hooks run once the event is durable:
+dynamic resolvers. Here an event's channel handlers (`eve_runtime.channel_events`) and then its
+hooks run once the event is durable (channels have no metadata projection yet):
 
 - **Once, as emitted.** The session's emitter hands every batch it wrote to the dispatcher;
   nothing else does. Events re-read from the store (a stream, a recovery after a crash or a
@@ -32,12 +33,13 @@ import logging
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from eve_runtime.channel_events import Binding, ChannelEvent, ChannelEvents
 from eve_runtime.context import ParentInfo, Predecessor
 from eve_runtime.dynamic import DynamicResolver
-from eve_runtime.hooks import HookContext, HookHandler, HookSession
+from eve_runtime.hooks import HookChannel, HookContext, HookHandler, HookSession
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.store.base import EventRow
 
@@ -89,12 +91,13 @@ def _resolves_on(agent: RuntimeAgent, event_types: Sequence[str]) -> bool:
 
 
 async def settle_before_resolvers(actor: SessionActor, event_types: Sequence[str]) -> None:
-    """Let the hooks of the events emitted so far run before the resolvers of `event_types` do.
+    """Let the channel handlers and hooks of the events emitted so far run before the resolvers of `event_types` do.
 
     Only when the agent has both (otherwise nothing waits, and nothing is written early).
     """
     agent = actor.agent
-    if agent.hooks and observes(agent, event_types) and _resolves_on(agent, event_types):
+    handled = (agent.hooks and observes(agent, event_types)) or ChannelEvents.observes(agent, event_types)
+    if handled and _resolves_on(agent, event_types):
         await actor.flush()
         await actor.runtime.hooks.settle(actor.session_id)
 
@@ -109,9 +112,19 @@ class _Queue:
 class HookDispatcher:
     """The runtime's hook runner: one ordered queue per session (see the module docstring)."""
 
-    def __init__(self, executor: Executor, timeout: float) -> None:
+    def __init__(
+        self,
+        executor: Executor,
+        timeout: float,
+        channels: ChannelEvents | None = None,
+        alias: Callable[[str, str, str], Any] | None = None,
+    ) -> None:
         self.executor = executor
         self.timeout = timeout
+        self.channels = channels
+        """Finds a session's channel, whose event handlers run before the hooks."""
+        self.alias = alias
+        """`alias(session_id, channel, token)`: what `ChannelEvent.alias` calls."""
         self._queues: dict[str, _Queue] = {}
 
     def observer(
@@ -121,7 +134,10 @@ class HookDispatcher:
 
         def observe(rows: Sequence[EventRow]) -> None:
             current = agent()
-            if current.hooks:
+            channels = self.channels
+            if current.hooks or (
+                channels is not None and ChannelEvents.observes(current) and channels.may_belong_to_one(session_id)
+            ):
                 self.publish(session_id, current, context(), rows)
 
         return observe
@@ -165,26 +181,50 @@ class HookDispatcher:
             while queue.items:
                 agent, context, row = queue.items.popleft()
                 event = json.loads(row.line)
+                binding = await self._run_channel(session_id, agent, event)
+                if binding is not None:
+                    context = replace(context, channel=HookChannel(binding.channel, binding.address))
                 for slug, key, handler in handlers_for(agent, row.type):
-                    await self._run(slug, key, handler, event, context)
+                    await self._run(slug, key, handler, (event, context), event)
         finally:
             queue.task = None
             queue.idle.set()
             if self._queues.get(session_id) is queue and not queue.items:
                 del self._queues[session_id]
 
-    async def _run(self, slug: str, key: str, handler: HookHandler, event: dict[str, Any], ctx: HookContext) -> None:
+    async def _run_channel(self, session_id: str, agent: RuntimeAgent, event: dict[str, Any]) -> Binding | None:
+        """Run the event's channel handlers; the session's channel, if it has one."""
+        if self.channels is None or not agent.channels:
+            return None
+        binding = await self.channels.binding(session_id)
+        if binding is None:
+            return None
+        handlers = ChannelEvents.handlers(agent, binding, str(event.get("type")))
+        if not handlers:
+            return binding
+        alias = self.alias
+
+        async def add_alias(token: str) -> None:
+            if alias is not None:
+                await alias(session_id, binding.channel, token)
+
+        channel = ChannelEvent(binding.channel, session_id, binding.address, event, add_alias)
+        for key, handler in handlers:
+            await self._run(f"channels/{binding.channel}", key, handler, (event.get("data", {}), channel), event)
+        return binding
+
+    async def _run(
+        self, slug: str, key: str, handler: HookHandler, args: tuple[Any, ...], event: dict[str, Any]
+    ) -> None:
         try:
             async with asyncio.timeout(self.timeout):
                 if inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
                     getattr(handler, "__call__", None)  # noqa: B004 (an object with an async __call__)
                 ):
-                    result = handler(event, ctx)
+                    result = handler(*args)
                 else:
                     loop = asyncio.get_running_loop()
-                    result = await loop.run_in_executor(
-                        self.executor, contextvars.copy_context().run, handler, event, ctx
-                    )
+                    result = await loop.run_in_executor(self.executor, contextvars.copy_context().run, handler, *args)
                 if inspect.isawaitable(result):
                     await result
         except TimeoutError:

@@ -17,7 +17,7 @@ from eve_runtime.context import ParentInfo, Predecessor
 from eve_runtime.errors import DefinitionError
 from eve_runtime.events import EVENT_TYPES
 
-__all__ = ["Hook", "HookContext", "HookSession", "define_hook"]
+__all__ = ["Hook", "HookChannel", "HookContext", "HookSession", "define_hook"]
 
 HookHandler = Callable[..., Any]
 
@@ -34,6 +34,16 @@ class HookSession:
 
 
 @dataclass(frozen=True)
+class HookChannel:
+    """The custom channel that started the session."""
+
+    kind: str
+    """The channel's name (`webhook` for `channels/webhook.py`)."""
+    continuation_token: str
+    """The channel-local address the session was started at."""
+
+
+@dataclass(frozen=True)
 class HookContext:
     """What a hook handler receives besides the event."""
 
@@ -41,6 +51,8 @@ class HookContext:
     agent_name: str
     """The agent whose hook runs (a subagent's hooks see only the subagent's sessions)."""
     node_id: str
+    channel: HookChannel | None = None
+    """For a session a custom channel started: that channel (None for sessions started by id)."""
 
 
 @dataclass(frozen=True)

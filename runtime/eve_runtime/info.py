@@ -12,7 +12,7 @@ from typing import Any, Literal
 from eve_runtime.compiler import CompiledApp
 from eve_runtime.compose_tools import framework_source
 from eve_runtime.diagnostics import Diagnostic, summarize
-from eve_runtime.manifest import AgentManifest, DynamicManifest, Manifest, SourceInfo
+from eve_runtime.manifest import AgentManifest, ChannelManifest, DynamicManifest, Manifest, SourceInfo
 from eve_runtime.routes import DEFAULT_ROUTES, MESSAGING
 from eve_runtime.sources import ROOT_NODE_ID
 
@@ -135,12 +135,36 @@ def _composition(agent: AgentManifest) -> JSON:
     }
 
 
-def _routes() -> list[JSON]:
-    channel = framework_source(ROOT_NODE_ID, "channels/eve.py")
-    return [
-        {**_source(channel), "name": "eve", "method": r.method, "urlPath": r.path, "adapterKind": "http"}
+def _eve_channel(agent: AgentManifest) -> ChannelManifest | None:
+    return next((c for c in agent.channels if c.kind in ("eve", "disabled")), None)
+
+
+def _routes(agent: AgentManifest) -> list[JSON]:
+    """The channel routes in the order the server matches them: custom channels first, then eve's."""
+    routes = [
+        {**_source(c.source), "name": c.name, "method": r.method, "urlPath": r.path, "adapterKind": "custom"}
+        for c in sorted(agent.channels, key=lambda c: c.name)
+        if c.kind == "custom"
+        for r in c.routes
+    ]
+    eve = _eve_channel(agent)
+    if eve is not None and eve.kind == "disabled":
+        return routes
+    source = eve.source if eve is not None else framework_source(ROOT_NODE_ID, "channels/eve.py")
+    routes += [
+        {**_source(source), "name": "eve", "method": r.method, "urlPath": r.path, "adapterKind": "http"}
         for r in DEFAULT_ROUTES
     ]
+    return routes
+
+
+def _channels(agent: AgentManifest) -> JSON:
+    eve = _eve_channel(agent)
+    shadowed = []
+    if eve is not None:
+        default = framework_source(ROOT_NODE_ID, "channels/eve.py")
+        shadowed = [{"kind": "shadowed", **_source(default), "winnerSourceId": eve.source.source_id}]
+    return {"routes": _routes(agent), "shadowed": shadowed}
 
 
 def agent_info(manifest: Manifest, *, mode: Mode) -> JSON:
@@ -167,7 +191,7 @@ def agent_info(manifest: Manifest, *, mode: Mode) -> JSON:
         "mode": mode,
         "agent": described,
         "capabilities": {"devRoutes": mode == "development"},
-        "channels": {"routes": _routes(), "shadowed": []},
+        "channels": _channels(agent),
         "composition": _composition(agent),
         "connections": [],
         "diagnostics": _diagnostics(manifest),

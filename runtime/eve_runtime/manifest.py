@@ -18,6 +18,8 @@ from eve_runtime.diagnostics import Diagnostic
 __all__ = [
     "MANIFEST_VERSION",
     "AgentManifest",
+    "ChannelManifest",
+    "ChannelRouteManifest",
     "CompositionEntry",
     "DynamicManifest",
     "FrameworkStatus",
@@ -152,6 +154,26 @@ class ScheduleManifest(_Model):
     source: SourceInfo
 
 
+class ChannelRouteManifest(_Model):
+    """One route of a channel."""
+
+    method: str
+    path: str
+    """As eve prints it (`/webhook/{thread}` is `/webhook/:thread`)."""
+
+
+class ChannelManifest(_Model):
+    """An authored channel: a custom one, or `channels/eve.py` replacing (or disabling) the default."""
+
+    name: str
+    kind: Literal["custom", "eve", "disabled"]
+    routes: list[ChannelRouteManifest] = Field(default_factory=list)
+    event_names: list[str] = Field(default_factory=list)
+    turn_policy: Literal["steer", "queue"] = "steer"
+    has_auth: bool = False
+    source: SourceInfo
+
+
 class CompositionEntry(_Model):
     """A source that lost its slot (shadowed, with the winner's id) or that disabled a framework default."""
 
@@ -184,6 +206,7 @@ class AgentManifest(_Model):
     skills: list[SkillManifest] = Field(default_factory=list)
     hooks: list[HookManifest] = Field(default_factory=list)
     schedules: list[ScheduleManifest] = Field(default_factory=list)
+    channels: list[ChannelManifest] = Field(default_factory=list)
     subagents: list[AgentManifest] = Field(default_factory=list)
     shadowed: list[CompositionEntry] = Field(default_factory=list)
     disabled: list[CompositionEntry] = Field(default_factory=list)

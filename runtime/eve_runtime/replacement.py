@@ -1,10 +1,15 @@
-"""Continue-or-create for a channel address, and replacement sessions for stranded ones.
+"""Sessions by channel address: continue-or-create, aliases, controls, and replacement of stranded holders.
 
-A channel address (a Slack thread, a phone number, ...) is held by one session at a time. A
-channel's message for an address goes through [`AddressSessions.continue_or_create`]: to the
-session that holds the address, or to a new session when there is none or it has ended. When
-the holder is *stranded* (written by another eve version, see `eve_runtime.availability`), the
-message ends it without running any of its code (a `Reset stranded session` warning with
+A channel address (`<channel>:<token>`: a Slack thread, a webhook's thread id, ...) is held by at
+most one active session, durably, in the store (see `eve_runtime.store.base`). A channel's
+message for an address goes through [`AddressSessions.continue_or_create`]: to the session that
+holds the address, or to a new session that claims it in the same transaction that creates it.
+Two first messages racing for one address therefore start one session, and the loser's message
+is delivered to the winner. An idempotency key makes a retried send a no-op: the retry finds the
+session the first send created and the key already in its inbox, and gets the first delivery's id.
+
+When the holder is *stranded* (written by another eve version, see `eve_runtime.availability`),
+a message ends it without running any of its code (a `Reset stranded session` warning with
 trigger `message`) and starts one fresh session at the address:
 
 - the fresh session names the one it replaced: `session.started.data.predecessor` is
@@ -13,13 +18,13 @@ trigger `message`) and starts one fresh session at the address:
 - it starts with no history of the old one; a dynamic user-role instruction may read the old
   conversation with `sessions.attach(...)` and `transcript_of(...)` (see the README);
 - concurrent messages for the stranded session all reach the same one fresh session (it is
-  created once, by an operation id derived from the old session's id);
+  created once, by an operation id derived from the old session's id, and takes the address
+  from the old session in the same transaction);
 - a send that carries answers (`inputResponses`) raises `SessionStranded` and leaves the
   stranded session in place: the fresh session has no request for those answers.
 
 Messages addressed by session id (the eve HTTP channel) never get here: they answer 409
-`session_stranded`. The channel keeps its address-to-session binding itself and rebinds the
-address to the session this returns.
+`session_stranded`. Controls by address (cancel, reset) never create a session.
 """
 
 from __future__ import annotations
@@ -29,15 +34,26 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from eve_runtime.availability import SessionStranded, retire_stranded
-from eve_runtime.store.base import DeliveryKind, DeliveryRecord, SessionNotActive, SessionRecord
+from eve_runtime.ids import new_delivery_id
+from eve_runtime.store.base import (
+    AddressInUse,
+    DeliveryKind,
+    NewDelivery,
+    SessionNotActive,
+    SessionRecord,
+    StoreError,
+)
 
 if TYPE_CHECKING:
     from eve_runtime.runtime import Runtime
 
-__all__ = ["AddressSessions", "Continued", "REPLACEMENT_OPERATION"]
+__all__ = ["REPLACEMENT_OPERATION", "AddressSessions", "Continued"]
 
 REPLACEMENT_OPERATION = "replace:{session_id}"
 """The create-once key of the one fresh session that replaces a stranded session."""
+
+_ATTEMPTS = 8
+"""Holder changes one delivery may see (each means the holder ended meanwhile) before giving up."""
 
 
 @dataclass(frozen=True)
@@ -45,93 +61,120 @@ class Continued:
     """Where a channel message went."""
 
     session: SessionRecord
-    """The session that holds the address now (bind the address to its id)."""
-    delivery_id: str | None
-    """The message's delivery id (None when it became the first message of a new session)."""
+    """The session that holds the address now."""
+    delivery_id: str
+    """The message's delivery id (the first delivery's, for a repeated idempotency key)."""
     created: bool
-    """Whether a new session was started for the message."""
+    """Whether a new session was started with the message."""
     replaced: str | None = None
     """The stranded session the new one replaced, if it did."""
 
 
 class AddressSessions:
-    """Continue-or-create of a runtime's sessions for channel addresses (see the module docstring)."""
+    """A runtime's sessions by channel address (see the module docstring)."""
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self._locks: dict[str, asyncio.Lock] = {}
-        self._replacements: dict[str, str] = {}
-        """Stranded session id -> its replacement's id (for messages that raced the replacement)."""
+        self._retiring: dict[str, asyncio.Lock] = {}
+
+    async def holder(self, address: str) -> SessionRecord | None:
+        """The active session holding the address, if any."""
+        session_id = await self.runtime.store.address_holder(address)
+        if session_id is None:
+            return None
+        record = await self.runtime.store.get_session(session_id)
+        return record if record is not None and record.status == "active" else None
 
     async def continue_or_create(
         self,
-        session_id: str | None,
+        address: str,
         kind: DeliveryKind,
         payload: dict[str, Any],
         *,
         idempotency_key: str | None = None,
     ) -> Continued:
-        """Deliver a channel message to the address's session (`session_id`, None for none yet).
+        """Deliver a channel message to the address's session, starting one when there is none.
+
+        Only a message starts a session; other deliveries (answers) need a holder.
 
         Raises:
+            SessionNotActive: No session holds the address and the delivery is not a message.
             SessionStranded: The holder is stranded and the delivery carries answers.
             SessionDormant: The holder belongs to an earlier `eve dev` run.
         """
-        if session_id is None:
-            return await self._create(kind, payload, idempotency_key)
-        lock = self._locks.setdefault(session_id, asyncio.Lock())
-        try:
-            async with lock:
-                return await self._continue(session_id, kind, payload, idempotency_key)
-        finally:
-            if not lock.locked():
-                self._locks.pop(session_id, None)
+        store = self.runtime.store
+        for _attempt in range(_ATTEMPTS):
+            holder_id = await store.address_holder(address)
+            if holder_id is None:
+                if kind != "message":
+                    raise SessionNotActive("No session holds this address, and only a message starts one.")
+                first = NewDelivery(new_delivery_id(), "message", payload, idempotency_key)
+                session, created = await store.create_at_address(self.runtime.new_record(), first, address)
+                if created:
+                    self.runtime.look_after(session)
+                    return Continued(session=session, delivery_id=first.id, created=True)
+                holder_id = session.id  # lost the race: the message goes to the winner
+            record = await store.get_session(holder_id)
+            if record is None or record.status != "active":
+                continue  # it ended meanwhile: the address is free again
+            if self.runtime.availability.stranded(record):
+                if kind != "message":
+                    raise SessionStranded(record.eve_version)
+                return await self._replace(record, address, payload, idempotency_key)
+            try:
+                delivery = await self.runtime.deliver(holder_id, kind, payload, idempotency_key=idempotency_key)
+            except SessionNotActive:
+                continue
+            return Continued(session=record, delivery_id=delivery.id, created=False)
+        raise StoreError(f"The session holding {address!r} kept changing; try again.")
 
-    async def _continue(
-        self, session_id: str, kind: DeliveryKind, payload: dict[str, Any], idempotency_key: str | None
-    ) -> Continued:
-        runtime = self.runtime
-        record = await runtime.store.get_session(session_id)
-        replacement = self._replacements.get(session_id)
-        if replacement is not None and (record is None or record.status != "active"):
-            return await self._continue(replacement, kind, payload, idempotency_key)
-        if record is None or record.status != "active":
-            return await self._create(kind, payload, idempotency_key)
-        if runtime.availability.stranded(record):
-            if kind != "message":
-                raise SessionStranded(record.eve_version)
-            return await self._replace(record, payload, idempotency_key)
-        try:
-            delivery = await runtime.deliver(session_id, kind, payload, idempotency_key=idempotency_key)
-        except SessionNotActive:  # it ended meanwhile: the address is free
-            return await self._create(kind, payload, idempotency_key)
-        return Continued(session=record, delivery_id=delivery.id, created=False)
+    async def alias(self, session_id: str, address: str) -> None:
+        """Add another address to an active session (repeating one it holds is a no-op).
 
-    async def _create(self, kind: DeliveryKind, payload: dict[str, Any], idempotency_key: str | None) -> Continued:
-        if kind != "message":
-            raise SessionNotActive("a new session starts only with a message")
-        session = await self.runtime.create_session(message=payload, idempotency_key=idempotency_key)
-        return Continued(session=session, delivery_id=None, created=True)
+        Raises:
+            AddressInUse: Another active session holds the address.
+            SessionNotActive: The session has ended.
+        """
+        holder = await self.runtime.store.claim_address(session_id, address)
+        if holder != session_id:
+            raise AddressInUse(address, holder)
+
+    async def cancel(self, address: str, turn_id: str | None = None) -> str | None:
+        """Cancel the running turn of the address's session; its id, or None when no session holds it."""
+        holder = await self.holder(address)
+        if holder is None or not await self.runtime.cancel(holder.id, turn_id):
+            return None
+        return holder.id
+
+    async def reset(self, address: str, reason: str | None = None) -> str | None:
+        """End the address's session for good (its addresses are free again); its id, or None when none held it."""
+        holder = await self.holder(address)
+        if holder is None or not await self.runtime.reset(holder.id, reason):
+            return None
+        return holder.id
 
     async def _replace(
-        self, stranded: SessionRecord, payload: dict[str, Any], idempotency_key: str | None
+        self, stranded: SessionRecord, address: str, payload: dict[str, Any], idempotency_key: str | None
     ) -> Continued:
         runtime = self.runtime
-        first = {**payload, "predecessor": {"sessionId": stranded.id}}
-        operation = REPLACEMENT_OPERATION.format(session_id=stranded.id)
-        session, created = await runtime.open_session(
-            message=first, operation_id=operation, idempotency_key=idempotency_key
+        first = NewDelivery(
+            new_delivery_id(), "message", {**payload, "predecessor": {"sessionId": stranded.id}}, idempotency_key
         )
-        self._replacements[stranded.id] = session.id
-        delivery: DeliveryRecord | None = None
-        if not created:  # another process replaced it first: this message is an ordinary delivery to it
-            delivery = await runtime.deliver(session.id, "message", payload, idempotency_key=idempotency_key)
-        current = await runtime.store.get_session(stranded.id)
-        if current is not None and current.status == "active":
-            await retire_stranded(runtime.store, current, "message")
-        return Continued(
-            session=session,
-            delivery_id=delivery.id if delivery is not None else None,
-            created=created,
-            replaced=stranded.id,
-        )
+        record = runtime.new_record(operation_id=REPLACEMENT_OPERATION.format(session_id=stranded.id))
+        session, created = await runtime.store.create_at_address(record, first, address, replacing=stranded.id)
+        delivery_id = first.id
+        if created:
+            runtime.look_after(session)
+        else:  # another message replaced it first (or the address moved on): an ordinary delivery there
+            delivered = await runtime.deliver(session.id, "message", payload, idempotency_key=idempotency_key)
+            delivery_id = delivered.id
+        lock = self._retiring.setdefault(stranded.id, asyncio.Lock())
+        try:
+            async with lock:  # concurrent messages retire it once
+                current = await runtime.store.get_session(stranded.id)
+                if current is not None and current.status == "active":
+                    await retire_stranded(runtime.store, current, "message")
+        finally:
+            if not lock.locked():
+                self._retiring.pop(stranded.id, None)
+        return Continued(session=session, delivery_id=delivery_id, created=created, replaced=stranded.id)

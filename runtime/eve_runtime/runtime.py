@@ -23,6 +23,7 @@ from typing import Any, Literal
 from eve_runtime._version import __version__
 from eve_runtime.actor import LoadedSession, SessionActor
 from eve_runtime.availability import Availability, SessionDormant, SessionStranded, retire_stranded
+from eve_runtime.channel_events import ChannelEvents
 from eve_runtime.config import DEFAULT_SUBAGENT_TIMEOUT_MS
 from eve_runtime.delegation import AGENT_TOOL, CHILD_PREFIX
 from eve_runtime.handoff import CodePins
@@ -31,6 +32,7 @@ from eve_runtime.ids import new_delivery_id, new_session_id
 from eve_runtime.messages import ToolCall
 from eve_runtime.models import resolve_model
 from eve_runtime.models.base import Model
+from eve_runtime.replacement import AddressSessions
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.session_reader import bind_store, unbind_default
 from eve_runtime.session_state import TaskState
@@ -96,8 +98,12 @@ class Runtime:
         self.options = options or RuntimeOptions()
         self.mode = mode
         self.tool_executor = ThreadPoolExecutor(max_workers=self.options.tool_threads, thread_name_prefix="eve-tool")
-        self.hooks = HookDispatcher(self.tool_executor, self.options.hook_timeout)
-        """Runs `agent/hooks/**` for the events sessions emit."""
+        self.addresses = AddressSessions(self)
+        """Sessions by channel address (what channels send to)."""
+        self.hooks = HookDispatcher(
+            self.tool_executor, self.options.hook_timeout, ChannelEvents(store), self._alias_from_channel
+        )
+        """Runs the channel event handlers and `agent/hooks/**` for the events sessions emit."""
         self._actors: dict[str, SessionActor] = {}
         self._respawn: set[str] = set()
         self._acks: dict[str, asyncio.Future[None]] = {}
@@ -182,6 +188,11 @@ class Runtime:
         future = self._acks.pop(delivery_id, None)
         if future is not None and not future.done():
             future.set_result(None)
+
+    async def _alias_from_channel(self, session_id: str, channel: str, token: str) -> None:
+        if not token:
+            raise ValueError("A channel address must be a non-empty string.")
+        await self.addresses.alias(session_id, f"{channel}:{token}")
 
     # -- agents and children ------------------------------------------------------------------
 
@@ -333,6 +344,11 @@ class Runtime:
             if first is not None:
                 self._wake(session)
         return session, created
+
+    def look_after(self, session: SessionRecord) -> None:
+        """Take on a session just created in the store with its first message: its timeout, an actor."""
+        self._schedule_deadline(session)
+        self._wake(session)
 
     async def deliver(
         self,

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from eve_runtime.channels import Channel, EveChannel
 from eve_runtime.config import AgentConfig
 from eve_runtime.dynamic import DynamicResolver
 from eve_runtime.hooks import Hook
@@ -48,6 +49,10 @@ class RuntimeAgent:
     """The build this agent belongs to (the app manifest's content hash; empty when not compiled from an app)."""
     state_keys: frozenset[str] | None = None
     """The `define_state` keys the build defines (None: unknown, so a handoff drops none)."""
+    channels: dict[str, Channel] = field(default_factory=dict)
+    """Custom channels by name (the root agent only)."""
+    eve_channel: EveChannel | None = None
+    """The authored `channels/eve.py`, replacing the default HTTP channel's auth (or disabling it)."""
 
     @property
     def name(self) -> str:

@@ -27,13 +27,14 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from eve_runtime.availability import SessionDormant, SessionStranded
+from eve_runtime.channel_server import ChannelRouter, eve_channel_refusal
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.ids import is_session_id
 from eve_runtime.info import agent_info, with_failed_build
 from eve_runtime.manifest import Manifest
 from eve_runtime.openapi import openapi_document
 from eve_runtime.runtime import Runtime
-from eve_runtime.server_auth import Authenticator
+from eve_runtime.server_auth import Authenticator, LoopbackAuth
 from eve_runtime.server_bodies import (
     MAX_BODY_BYTES,
     ApiError,
@@ -109,10 +110,9 @@ class _Api:
 
         async def run(request: Request) -> Response:
             try:
-                if guarded:
-                    refused = self.auth.check(request.scope)
-                    if refused is not None:
-                        raise ApiError(refused.status, refused.error, refused.code, headers=refused.headers)
+                refused = await eve_channel_refusal(self.runtime.agent, self.auth, request, guarded=guarded)
+                if refused is not None:
+                    raise refused
                 return await handler(request)
             except ApiError as exc:
                 return error_response(exc)
@@ -363,9 +363,11 @@ def create_app(
         runtime: The runtime that accepts deliveries; its store serves the streams.
         manifest: The compiled manifest (with a root agent): `GET /eve/v1/info` describes it.
         mode: `development` (`eve dev`) or `production` (`eve start`); reported by info.
-        auth: Who may use the guarded routes (every route but health):
-            [`LoopbackAuth`][eve_runtime.server_auth.LoopbackAuth] for `eve dev`,
-            [`BearerTokenAuth`][eve_runtime.server_auth.BearerTokenAuth] for `eve start`.
+        auth: Who may use the guarded routes (every route but health) unless the app's
+            `channels/eve.py` replaces it: [`LoopbackAuth`][eve_runtime.server_auth.LoopbackAuth]
+            for `eve dev`, [`BearerTokenAuth`][eve_runtime.server_auth.BearerTokenAuth] for `eve start`.
+            The app's custom channels are served in front of these routes
+            ([`ChannelRouter`][eve_runtime.channel_server.ChannelRouter]).
         max_body_bytes: The largest request body (413 beyond; never buffered past it).
         body_timeout: Seconds a client may take to send its body (408 after).
         reset_timeout: Seconds a reset waits for the session to end before answering anyway.
@@ -388,12 +390,14 @@ def create_app(
     )
     app = Starlette(
         routes=api.routes(),
-        middleware=[Middleware(_CatchAll)],
+        middleware=[Middleware(_CatchAll), Middleware(ChannelRouter, runtime=runtime, max_body_bytes=max_body_bytes)],
         exception_handlers={HTTPException: _http_error},
     )
     api.build = BuildStatus(generation=generation)
     app.router.redirect_slashes = False
     app.state.streams = api.streams
     app.state.runtime = runtime
+    app.state.eve_mode = mode
+    app.state.eve_loopback = auth if isinstance(auth, LoopbackAuth) else None  # what `local_dev()` checks with
     app.state.show_build = api.show_build
     return app

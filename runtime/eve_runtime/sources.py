@@ -58,6 +58,8 @@ class AgentSources(BaseModel):
     skills: list[NamedSource] = Field(default_factory=list)
     hooks: list[NamedSource] = Field(default_factory=list)
     schedules: list[NamedSource] = Field(default_factory=list)
+    channels: list[NamedSource] = Field(default_factory=list)
+    """`channels/<name>.py` (the root agent only); `channels/eve.py` replaces the default HTTP channel."""
     subagents: list[AgentSources] = Field(default_factory=list)
     has_lib: bool = False
 

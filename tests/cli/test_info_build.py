@@ -50,6 +50,7 @@ def test_info_human_view(runner: CliRunner, scaffolded: Path) -> None:
     assert result.exit_code == 0, result.output
     for expected in ("App Root", "Model", "test", "get_weather", "instructions.md (system)", "0 errors, 0 warnings"):
         assert expected in result.output
+    assert "webhook (POST /webhook/messages" in result.output  # the template's channel and its routes
 
 
 def test_info_exits_1_and_shows_diagnostics_when_the_app_has_errors(runner: CliRunner, scaffolded: Path) -> None:

@@ -17,6 +17,7 @@ TEMPLATE_FILES = {
     "agent/instructions.md",
     "agent/tools/get_weather.py",
     "agent/tools/send_alert.py",
+    "agent/channels/webhook.py",
     "agent/subagents/forecaster/agent.py",
     "agent/subagents/forecaster/instructions.md",
     "pyproject.toml",
@@ -109,6 +110,7 @@ def test_existing_python_project_gets_only_the_agent_folder(runner: CliRunner, t
         "agent/instructions.md",
         "agent/tools/get_weather.py",
         "agent/tools/send_alert.py",
+        "agent/channels/webhook.py",
         "agent/subagents/forecaster/agent.py",
         "agent/subagents/forecaster/instructions.md",
     }

@@ -14,7 +14,6 @@ import pytest
 from eve_runtime.availability import SessionStranded
 from eve_runtime.context import Predecessor
 from eve_runtime.emitter import Emitter
-from eve_runtime.replacement import AddressSessions
 from eve_runtime.transcript import transcript_of
 from tests.engine import hook_ledger
 from tests.engine.harness import Harness, make_harness, of_type
@@ -105,10 +104,14 @@ def ledger() -> Iterator[list[Any]]:
     hook_ledger.LEDGER.clear()
 
 
+ADDRESS = "webhook:thread-1"
+
+
 async def stranded_session(h: Harness) -> str:
-    """A session written by another eve version, with a recorded conversation."""
+    """A session written by another eve version, holding `ADDRESS`, with a recorded conversation."""
     record = dataclasses.replace(h.rt.new_record(), eve_version="0.0.1")
     session, _ = await h.store.create_session(record)
+    assert await h.store.claim_address(session.id, ADDRESS) == session.id
     emitter = Emitter(h.store, session.id, 0)
     for kind, data in STRANDED_LOG:
         emitter.emit(kind, data)
@@ -123,7 +126,7 @@ async def test_a_message_for_a_stranded_session_starts_a_replacement_that_names_
     model = Recording()
     h = await make_harness(tmp_path, REPLACED_CONVERSATION, models={"test": model})
     old = await stranded_session(h)
-    continued = await AddressSessions(h.rt).continue_or_create(old, "message", {"message": "Where were we?"})
+    continued = await h.rt.addresses.continue_or_create(ADDRESS, "message", {"message": "Where were we?"})
     assert continued.created and continued.replaced == old and continued.session.id != old
     new = continued.session.id
     events = await h.turns(new, 1)
@@ -159,14 +162,14 @@ async def test_transcript_of_a_stored_log_leaves_out_what_it_must(tmp_path: Path
 async def test_concurrent_messages_reach_one_replacement(tmp_path: Path) -> None:
     h = await make_harness(tmp_path)
     old = await stranded_session(h)
-    addresses = AddressSessions(h.rt)
+    addresses = h.rt.addresses
     first, second = await asyncio.gather(
-        addresses.continue_or_create(old, "message", {"message": "one"}),
-        addresses.continue_or_create(old, "message", {"message": "two"}),
+        addresses.continue_or_create(ADDRESS, "message", {"message": "one"}),
+        addresses.continue_or_create(ADDRESS, "message", {"message": "two"}),
     )
     assert first.session.id == second.session.id
     assert [first.created, second.created].count(True) == 1
-    later = await addresses.continue_or_create(old, "message", {"message": "three"})  # a late one
+    later = await addresses.continue_or_create(ADDRESS, "message", {"message": "three"})  # a late one
     assert later.session.id == first.session.id and not later.created
     received = await h.wait_for(
         first.session.id, lambda ev: len(of_type(ev, "message.received")) == 3 and ev[-1]["type"] == "session.waiting"
@@ -180,25 +183,26 @@ async def test_answers_for_a_stranded_session_are_refused_and_leave_it(tmp_path:
     h = await make_harness(tmp_path)
     old = await stranded_session(h)
     with pytest.raises(SessionStranded):
-        await AddressSessions(h.rt).continue_or_create(
-            old, "responses", {"inputResponses": [{"requestId": "r", "optionId": "approve"}]}
+        await h.rt.addresses.continue_or_create(
+            ADDRESS, "responses", {"inputResponses": [{"requestId": "r", "optionId": "approve"}]}
         )
     record = await h.store.get_session(old)
+    holder = await h.store.address_holder(ADDRESS)
     await h.stop()
-    assert record is not None and record.status == "active"
+    assert record is not None and record.status == "active" and holder == old
 
 
 async def test_an_ordinary_holder_continues_and_an_ended_one_gives_way(harness: Harness) -> None:
-    addresses = AddressSessions(harness.rt)
-    opened = await addresses.continue_or_create(None, "message", {"message": "hello"})
+    addresses = harness.rt.addresses
+    opened = await addresses.continue_or_create(ADDRESS, "message", {"message": "hello"})
     assert opened.created and opened.replaced is None
     sid = opened.session.id
     await harness.turns(sid, 1)
-    again = await addresses.continue_or_create(sid, "message", {"message": "again"})
-    assert again.session.id == sid and not again.created and again.delivery_id is not None
+    again = await addresses.continue_or_create(ADDRESS, "message", {"message": "again"})
+    assert again.session.id == sid and not again.created
     await harness.turns(sid, 2)
     await harness.rt.reset(sid)
-    fresh = await addresses.continue_or_create(sid, "message", {"message": "new start"})
+    fresh = await addresses.continue_or_create(ADDRESS, "message", {"message": "new start"})
     assert fresh.created and fresh.session.id != sid and fresh.replaced is None
     events = await harness.turns(fresh.session.id, 1)
     assert "predecessor" not in of_type(events, "session.started")[0]["data"]

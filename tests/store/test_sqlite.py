@@ -332,3 +332,22 @@ async def test_a_job_that_aborts_the_transaction_fails_alone(store: SqliteStore)
     await store.open()
     for name in ("a", "b", "c"):
         assert [e.line for e in await store.read_events(name)] == [name.encode()]
+
+
+async def test_a_schema_2_database_gains_the_address_table(tmp_path: Path) -> None:
+    directory = tmp_path / "data"
+    store = await open_local_store(directory)
+    await store.create_session(session("s1"), delivery("d1"))
+    await store.close()
+    with contextlib.closing(sqlite3.connect(directory / "eve.sqlite3")) as raw:
+        raw.execute("DROP TABLE addresses")
+        raw.execute("PRAGMA user_version = 2")
+    store = await open_local_store(directory)
+    try:
+        assert await store.get_session("s1") is not None
+        assert await store.claim_address("s1", "webhook:t") == "s1"
+        assert await store.address_holder("webhook:t") == "s1"
+    finally:
+        await store.close()
+    with contextlib.closing(sqlite3.connect(directory / "eve.sqlite3")) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3

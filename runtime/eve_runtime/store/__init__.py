@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from eve_runtime.store.base import (
     IDEMPOTENCY_WINDOW,
+    MAX_ADDRESSES,
+    AddressInUse,
     Commit,
     DeliveryKind,
     DeliveryRecord,
@@ -25,6 +27,8 @@ from eve_runtime.store.sqlite import SqliteStore, open_local_store
 
 __all__ = [
     "IDEMPOTENCY_WINDOW",
+    "MAX_ADDRESSES",
+    "AddressInUse",
     "Commit",
     "DeliveryKind",
     "DeliveryRecord",

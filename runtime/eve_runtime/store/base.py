@@ -12,7 +12,16 @@ A store holds, per session:
 - the **inbox**: accepted deliveries (messages, answers, controls) in arrival order, each with a
   delivery id, consumed by the session's actor; idempotency keys are remembered per session (the
   last 1,024 distinct keys);
-- **ownership**: which worker may run the session, with a fencing token.
+- **ownership**: which worker may run the session, with a fencing token;
+- **channel addresses**: channel-local continuation addresses (`<channel>:<token>`, a Slack
+  thread, a webhook's thread id, ...), each held by at most one *active* session. A session
+  claims its first address in the same transaction that creates it
+  ([`Store.create_at_address`][eve_runtime.store.base.Store.create_at_address]), so two first
+  messages racing for one address start one session; aliases add more addresses. A claim lasts
+  while its session is active: an ended session's addresses are free again without any write
+  (every lookup of a holder checks the session's status), and its claims stay readable for
+  [`Store.session_addresses`][eve_runtime.store.base.Store.session_addresses] until another
+  session claims the address.
 
 Writes that belong together go through [`Store.commit`][eve_runtime.store.base.Store.commit]
 in one transaction; a commit that is acknowledged is durable. Every backend (memory, SQLite,
@@ -30,6 +39,8 @@ from eve_runtime.errors import RuntimeFailure
 
 __all__ = [
     "IDEMPOTENCY_WINDOW",
+    "MAX_ADDRESSES",
+    "AddressInUse",
     "Commit",
     "DeliveryKind",
     "DeliveryRecord",
@@ -50,6 +61,9 @@ __all__ = [
 IDEMPOTENCY_WINDOW = 1024
 """How many distinct idempotency keys a session remembers (the newest ones)."""
 
+MAX_ADDRESSES = 256
+"""How many channel addresses one session may hold (its first plus its aliases)."""
+
 SessionStatus = Literal["active", "completed", "failed", "reset"]
 DeliveryKind = Literal["message", "responses", "cancel", "compact", "clear", "reset", "task"]
 """`task`: a child session reporting a task's result to its parent."""
@@ -61,6 +75,15 @@ class StoreError(RuntimeFailure):
 
 class StoreLocked(StoreError):
     """Another process already owns this local store (one writer process per store)."""
+
+
+class AddressInUse(StoreError):
+    """A channel address is held by another active session."""
+
+    def __init__(self, address: str, holder: str) -> None:
+        super().__init__(f"The channel address {address!r} is held by another active session ({holder}).")
+        self.address = address
+        self.holder = holder
 
 
 class SessionNotActive(StoreError):
@@ -258,6 +281,41 @@ class Store(ABC):
     @abstractmethod
     async def load_history(self, session_id: str) -> list[str]:
         """The history log, oldest first."""
+
+    # -- channel addresses ------------------------------------------------------------------
+
+    @abstractmethod
+    async def create_at_address(
+        self, record: SessionRecord, first: NewDelivery, address: str, *, replacing: str | None = None
+    ) -> tuple[SessionRecord, bool]:
+        """Create a session that holds `address`, with its first delivery, in one transaction.
+
+        Nothing is written, and `(existing, False)` returned, when `record.operation_id` names a
+        session created before, or when `address` is held by an active session other than
+        `replacing` (a caller that lost a race delivers to that session instead). Otherwise the
+        session is created holding `address` (taken from `replacing` when it held it) and
+        `(record, True)` returned.
+        """
+
+    @abstractmethod
+    async def address_holder(self, address: str) -> str | None:
+        """The id of the active session holding `address`; None when it was never claimed or its holder ended."""
+
+    @abstractmethod
+    async def claim_address(self, session_id: str, address: str) -> str:
+        """Add `address` to an active session's addresses (an alias), unless another active session holds it.
+
+        Returns the holder afterwards: `session_id` when claimed (or already held by it), the
+        other session's id when that one holds it (nothing is written then).
+
+        Raises:
+            SessionNotActive: The session does not exist or is not active.
+            StoreError: The session already holds `MAX_ADDRESSES` addresses.
+        """
+
+    @abstractmethod
+    async def session_addresses(self, session_id: str) -> list[str]:
+        """The addresses the session claimed, in claim order (an ended session's too, until claimed again)."""
 
     # -- ownership --------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from eve_runtime.store.base import (
     IDEMPOTENCY_WINDOW,
+    MAX_ADDRESSES,
     Commit,
     DeliveryRecord,
     EnqueueResult,
@@ -137,6 +138,8 @@ class MemoryStore(Store):
         self._operations: dict[str, str] = {}
         self._delivery_ids: set[str] = set()
         self._leases: dict[str, _Lease] = {}
+        self._addresses: dict[str, str] = {}
+        """Address -> the session that claimed it last, in claim order."""
         self._waiters = EventWaiters()
 
     async def open(self) -> None:
@@ -304,6 +307,52 @@ class MemoryStore(Store):
         self._check_open()
         session = self._sessions.get(session_id)
         return [] if session is None else list(session.history)
+
+    # -- channel addresses ------------------------------------------------------------------
+
+    def _holder(self, address: str) -> str | None:
+        session_id = self._addresses.get(address)
+        if session_id is None or self._sessions[session_id].record.status != "active":
+            return None
+        return session_id
+
+    def _claim(self, session_id: str, address: str) -> None:
+        self._addresses.pop(address, None)  # re-inserted last: claim order
+        self._addresses[address] = session_id
+
+    async def create_at_address(
+        self, record: SessionRecord, first: NewDelivery, address: str, *, replacing: str | None = None
+    ) -> tuple[SessionRecord, bool]:
+        self._check_open()
+        if record.operation_id is not None and record.operation_id in self._operations:
+            return self._sessions[self._operations[record.operation_id]].record, False
+        holder = self._holder(address)
+        if holder is not None and holder != replacing:
+            return self._sessions[holder].record, False
+        session, created = await self.create_session(record, first)
+        self._claim(session.id, address)
+        return session, created
+
+    async def address_holder(self, address: str) -> str | None:
+        self._check_open()
+        return self._holder(address)
+
+    async def claim_address(self, session_id: str, address: str) -> str:
+        self._check_open()
+        session = self._sessions.get(session_id)
+        if session is None or session.record.status != "active":
+            raise SessionNotActive(f"Session {session_id!r} is not active, so it cannot claim an address.")
+        holder = self._holder(address)
+        if holder is not None:
+            return holder
+        if sum(1 for held in self._addresses.values() if held == session_id) >= MAX_ADDRESSES:
+            raise StoreError(f"Session {session_id!r} already holds {MAX_ADDRESSES} addresses, the most one may hold.")
+        self._claim(session_id, address)
+        return session_id
+
+    async def session_addresses(self, session_id: str) -> list[str]:
+        self._check_open()
+        return [address for address, held in self._addresses.items() if held == session_id]
 
     # -- ownership --------------------------------------------------------------------------
 

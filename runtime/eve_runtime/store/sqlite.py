@@ -252,6 +252,22 @@ class SqliteStore(Store):
     async def load_history(self, session_id: str) -> list[str]:
         return await self._read(ops.load_history, session_id)
 
+    # -- channel addresses ------------------------------------------------------------------
+
+    async def create_at_address(
+        self, record: SessionRecord, first: NewDelivery, address: str, *, replacing: str | None = None
+    ) -> tuple[SessionRecord, bool]:
+        return await self._write(lambda conn: ops.create_at_address(conn, record, first, address, replacing))
+
+    async def address_holder(self, address: str) -> str | None:
+        return await self._read(ops.address_holder, address)
+
+    async def claim_address(self, session_id: str, address: str) -> str:
+        return await self._write(lambda conn: ops.claim_address(conn, session_id, address))
+
+    async def session_addresses(self, session_id: str) -> list[str]:
+        return await self._read(ops.session_addresses, session_id)
+
     # -- ownership --------------------------------------------------------------------------
 
     async def acquire(self, session_id: str, owner: str, ttl: float) -> int | None:

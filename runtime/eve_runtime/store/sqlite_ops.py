@@ -14,6 +14,7 @@ from typing import Any, cast
 
 from eve_runtime.store.base import (
     IDEMPOTENCY_WINDOW,
+    MAX_ADDRESSES,
     Commit,
     DeliveryKind,
     DeliveryRecord,
@@ -31,6 +32,10 @@ from eve_runtime.store.sqlite_schema import from_text, to_text
 
 __all__ = [
     "acquire",
+    "address_holder",
+    "claim_address",
+    "create_at_address",
+    "session_addresses",
     "apply_commit",
     "create_session",
     "enqueue",
@@ -269,6 +274,65 @@ def apply_commit(conn: sqlite3.Connection, session_id: str, commit: Commit) -> N
             "UPDATE sessions SET deployment = ?, deadline = ? WHERE id = ?",
             (commit.handoff.deployment, commit.handoff.deadline, session_id),
         )
+
+
+def address_holder(conn: sqlite3.Connection, address: str) -> str | None:
+    """The active session holding the address, or None."""
+    row = conn.execute(
+        "SELECT a.session_id FROM addresses a JOIN sessions s ON s.id = a.session_id "
+        "WHERE a.address = ? AND s.status = 'active'",
+        (to_text(address),),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def session_addresses(conn: sqlite3.Connection, session_id: str) -> list[str]:
+    """The session's addresses in claim order."""
+    rows = conn.execute("SELECT address FROM addresses WHERE session_id = ? ORDER BY rowid", (session_id,)).fetchall()
+    return [from_text(row[0]) for row in rows]
+
+
+def _claim(conn: sqlite3.Connection, session_id: str, address: str) -> None:
+    # Delete, then insert: the new claim gets a new rowid, so rowid order is claim order.
+    conn.execute("DELETE FROM addresses WHERE address = ?", (to_text(address),))
+    conn.execute("INSERT INTO addresses (address, session_id) VALUES (?, ?)", (to_text(address), session_id))
+
+
+def create_at_address(
+    conn: sqlite3.Connection, record: SessionRecord, first: NewDelivery, address: str, replacing: str | None
+) -> tuple[SessionRecord, bool]:
+    """Create a session holding the address, or return the session that wins (see the store contract)."""
+    if record.operation_id is not None:
+        row = conn.execute(
+            "SELECT session_id FROM operations WHERE operation_id = ?", (to_text(record.operation_id),)
+        ).fetchone()
+        if row is not None:
+            existing = get_session(conn, row[0])
+            if existing is not None:
+                return existing, False
+    holder = address_holder(conn, address)
+    if holder is not None and holder != replacing:
+        existing = get_session(conn, holder)
+        assert existing is not None  # the join found it
+        return existing, False
+    session, created = create_session(conn, record, first)
+    _claim(conn, session.id, address)
+    return session, created
+
+
+def claim_address(conn: sqlite3.Connection, session_id: str, address: str) -> str:
+    """Claim an address for an active session (an alias); the holder afterwards."""
+    row = conn.execute("SELECT status FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    if row is None or row[0] != "active":
+        raise SessionNotActive(f"Session {session_id!r} is not active, so it cannot claim an address.")
+    holder = address_holder(conn, address)
+    if holder is not None:
+        return holder
+    held = conn.execute("SELECT COUNT(*) FROM addresses WHERE session_id = ?", (session_id,)).fetchone()[0]
+    if int(held) >= MAX_ADDRESSES:
+        raise StoreError(f"Session {session_id!r} already holds {MAX_ADDRESSES} addresses, the most one may hold.")
+    _claim(conn, session_id, address)
+    return session_id
 
 
 def acquire(conn: sqlite3.Connection, session_id: str, owner: str, ttl: float) -> int | None:

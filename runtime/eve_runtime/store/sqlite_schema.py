@@ -17,13 +17,8 @@ __all__ = [
 ]
 
 DATABASE_NAME = "eve.sqlite3"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Stored in `PRAGMA user_version`; a database with a higher version was written by a newer eve."""
-
-_MIGRATIONS: dict[int, tuple[str, ...]] = {
-    2: ("ALTER TABLE sessions ADD COLUMN deployment TEXT",),
-}
-"""What brings a database of the version before each key up to it (the schema below is the newest)."""
 
 _BUSY_TIMEOUT_MS = 10_000
 
@@ -35,8 +30,7 @@ CREATE TABLE sessions (
     eve_version TEXT NOT NULL,
     status TEXT NOT NULL,
     deadline REAL,
-    operation_id TEXT,
-    deployment TEXT
+    operation_id TEXT
 );
 CREATE INDEX sessions_by_status ON sessions (status, created_at);
 CREATE TABLE events (
@@ -88,6 +82,20 @@ CREATE TABLE owners (
 );
 """
 
+_MIGRATIONS = {
+    2: """
+ALTER TABLE sessions ADD COLUMN deployment TEXT;
+""",
+    3: """
+CREATE TABLE addresses (
+    address TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL
+);
+CREATE INDEX addresses_by_session ON addresses (session_id);
+""",
+}
+"""What each schema version adds to the one before it (a new database runs them all)."""
+
 
 def connect(path: Path) -> sqlite3.Connection:
     """Open a connection with eve's settings: WAL, `synchronous=FULL`, explicit transactions.
@@ -118,7 +126,7 @@ def connect(path: Path) -> sqlite3.Connection:
 
 
 def ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
-    """Create the tables of a new database, migrate one of an older version, or check its version.
+    """Create the tables of a new database, bring an older one up to date, or refuse a newer one.
 
     Raises:
         StoreError: The database was written by a newer eve.
@@ -131,14 +139,15 @@ def ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
         )
     if version == SCHEMA_VERSION:
         return
+    scripts = ([_SCHEMA] if version == 0 else []) + [
+        _MIGRATIONS[v] for v in range(max(version, 1) + 1, SCHEMA_VERSION + 1)
+    ]
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if version == 0:
-            statements = [statement for statement in _SCHEMA.split(";") if statement.strip()]
-        else:
-            statements = [s for v in range(version + 1, SCHEMA_VERSION + 1) for s in _MIGRATIONS[v]]
-        for statement in statements:
-            conn.execute(statement)
+        for script in scripts:
+            for statement in script.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:

@@ -1,0 +1,225 @@
+"""What a channel route handler works with: `ctx.from_(address)`, `ctx.attach_session(id)`, ...
+
+Operations by address ([`AddressHandle`]) always target whichever session holds the address at
+that moment; only `send` creates one. A fixed [`SessionHandle`] targets one session id and never
+follows or creates another. Addresses are channel-local: `from_("t-1")` in channel `webhook` is
+the store's address `webhook:t-1`, which no other channel can reach.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from eve_runtime.channel_auth import Principal
+from eve_runtime.server_bodies import ApiError, parse_object, read_body, validate_follow_up
+from eve_runtime.store.base import SessionNotActive
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+
+    from eve_runtime.runtime import Runtime
+
+__all__ = ["AddressHandle", "RouteContext", "SendResult", "SessionHandle", "channel_address"]
+
+MAX_ADDRESS_LENGTH = 1024
+
+
+def channel_address(channel: str, token: str) -> str:
+    """The store's address for a channel-local token (`<channel>:<token>`).
+
+    Raises:
+        ApiError: 400 for an empty or overlong token (a request's data reaches here).
+    """
+    if not isinstance(token, str) or not token:
+        raise ApiError(400, "A channel address must be a non-empty string.", "invalid_address")
+    if len(token) > MAX_ADDRESS_LENGTH:
+        raise ApiError(400, f"A channel address may be at most {MAX_ADDRESS_LENGTH} characters.", "invalid_address")
+    return f"{channel}:{token}"
+
+
+@dataclass(frozen=True)
+class SendResult:
+    """Where a send went."""
+
+    session_id: str
+    delivery_id: str
+    created: bool
+    """Whether the send started the session."""
+    replaced: str | None = None
+    """The stranded session the new one replaced, if it did."""
+
+
+def _message_body(message: Any, turn_policy: str | None, idempotency_key: str | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"message": message}
+    if turn_policy is not None:
+        body["turnPolicy"] = turn_policy
+    if idempotency_key is not None:
+        body["idempotencyKey"] = idempotency_key
+    return body
+
+
+class AddressHandle:
+    """The operations of one channel-local address (`ctx.from_(address)`)."""
+
+    def __init__(self, runtime: Runtime, channel: str, token: str, turn_policy: str) -> None:
+        self._runtime = runtime
+        self.channel = channel
+        self.token = token
+        self.address = channel_address(channel, token)
+        self._turn_policy = turn_policy
+
+    async def send(
+        self,
+        message: str | Sequence[Mapping[str, Any]],
+        *,
+        idempotency_key: str | None = None,
+        turn_policy: str | None = None,
+    ) -> SendResult:
+        """Send a message: to the address's session, or to a new one that claims the address.
+
+        A repeated `idempotency_key` delivers nothing new and returns the first delivery.
+        `turn_policy` (`"steer"` or `"queue"`) overrides the channel's default for this message.
+
+        Raises:
+            ApiError: 400 for a bad message, key or policy.
+            SessionStranded, SessionDormant: The holder cannot run here.
+        """
+        request = validate_follow_up(_message_body(message, turn_policy or self._turn_policy, idempotency_key))
+        continued = await self._runtime.addresses.continue_or_create(
+            self.address, request.kind, request.payload, idempotency_key=request.idempotency_key
+        )
+        return SendResult(continued.session.id, continued.delivery_id, continued.created, continued.replaced)
+
+    async def respond(
+        self, input_responses: Sequence[Mapping[str, Any]], *, idempotency_key: str | None = None
+    ) -> SendResult:
+        """Answer pending requests (approvals, questions) of the address's session; never starts one.
+
+        Raises:
+            ApiError: 400 for bad responses; 409 `session_not_active` when no session holds the address.
+        """
+        body: dict[str, Any] = {"inputResponses": list(input_responses)}
+        if idempotency_key is not None:
+            body["idempotencyKey"] = idempotency_key
+        request = validate_follow_up(body)
+        try:
+            continued = await self._runtime.addresses.continue_or_create(
+                self.address, request.kind, request.payload, idempotency_key=request.idempotency_key
+            )
+        except SessionNotActive:
+            raise ApiError(409, "No active session holds this address.", "session_not_active") from None
+        return SendResult(continued.session.id, continued.delivery_id, False)
+
+    async def cancel(self, turn_id: str | None = None) -> dict[str, Any]:
+        """Cancel the running turn: `{"status": "accepted", "sessionId"}` or `{"status": "no_active_turn"}`."""
+        session_id = await self._runtime.addresses.cancel(self.address, turn_id)
+        if session_id is None:
+            return {"status": "no_active_turn"}
+        return {"status": "accepted", "sessionId": session_id}
+
+    async def reset(self, reason: str | None = None) -> dict[str, Any]:
+        """End the address's session for good (a later send starts a fresh one).
+
+        Returns `{"status": "reset", "previousSessionId"}` or `{"status": "no_active_session"}`.
+        """
+        session_id = await self._runtime.addresses.reset(self.address, reason)
+        if session_id is None:
+            return {"status": "no_active_session"}
+        return {"status": "reset", "previousSessionId": session_id}
+
+    end = reset
+
+    async def alias(self, token: str) -> str | None:
+        """Add another address of this channel to the session holding this one; its id (None: none holds it).
+
+        Raises:
+            AddressInUse: Another active session holds `token`.
+        """
+        holder = await self._runtime.addresses.holder(self.address)
+        if holder is None:
+            return None
+        await self._runtime.addresses.alias(holder.id, channel_address(self.channel, token))
+        return holder.id
+
+
+class SessionHandle:
+    """Operations pinned to one session id (`ctx.attach_session(session_id)`)."""
+
+    def __init__(self, runtime: Runtime, session_id: str, turn_policy: str) -> None:
+        self._runtime = runtime
+        self.id = session_id
+        self._turn_policy = turn_policy
+
+    async def send(
+        self,
+        message: str | Sequence[Mapping[str, Any]],
+        *,
+        idempotency_key: str | None = None,
+        turn_policy: str | None = None,
+    ) -> str:
+        """Send a message to this session; its delivery id.
+
+        Raises:
+            SessionNotActive: The session is unknown or has ended.
+        """
+        request = validate_follow_up(_message_body(message, turn_policy or self._turn_policy, idempotency_key))
+        delivery = await self._runtime.deliver(
+            self.id, request.kind, request.payload, idempotency_key=request.idempotency_key
+        )
+        return delivery.id
+
+    async def cancel(self, turn_id: str | None = None) -> bool:
+        """Cancel its running turn; False when it is not active."""
+        return await self._runtime.cancel(self.id, turn_id)
+
+    async def reset(self, reason: str | None = None) -> bool:
+        """End it for good; False when it was not active."""
+        return await self._runtime.reset(self.id, reason)
+
+
+class RouteContext:
+    """The second argument of a channel route handler."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        request: Request,
+        *,
+        channel: str,
+        turn_policy: str,
+        principal: Principal | None,
+        max_body_bytes: int,
+    ) -> None:
+        self.runtime = runtime
+        self.request = request
+        self.channel = channel
+        """The channel's name (the file stem)."""
+        self.principal = principal
+        """Who the route's auth chain admitted (None for an open route)."""
+        self.params: dict[str, Any] = dict(request.path_params)
+        """The route's path parameters."""
+        self._turn_policy = turn_policy
+        self._max_body_bytes = max_body_bytes
+
+    def from_(self, address: str) -> AddressHandle:
+        """The operations of a channel-local address (eve's `from(address)`)."""
+        return AddressHandle(self.runtime, self.channel, address, self._turn_policy)
+
+    async def resolve_session(self, address: str) -> str | None:
+        """The id of the session holding the address now, if any."""
+        holder = await self.runtime.addresses.holder(channel_address(self.channel, address))
+        return None if holder is None else holder.id
+
+    def attach_session(self, session_id: str) -> SessionHandle:
+        """Operations pinned to one session id (no lookup until the first one)."""
+        return SessionHandle(self.runtime, session_id, self._turn_policy)
+
+    async def json(self) -> dict[str, Any]:
+        """The request body as a JSON object (400 for anything else; 413 past the size limit)."""
+        raw = await read_body(self.request, limit=self._max_body_bytes, timeout=30.0)
+        body = parse_object(raw)
+        if body is None:
+            raise ApiError(400, "Expected a JSON object.", "invalid_json")
+        return body

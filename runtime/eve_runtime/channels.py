@@ -1,0 +1,245 @@
+"""Channels: HTTP entry points an app authors in `agent/channels/<name>.py`.
+
+A custom channel mounts routes and, optionally, handles the events of the sessions it started:
+
+```python
+from eve_runtime.channels import POST, define_channel
+
+
+async def receive(request, ctx):
+    body = await ctx.json()
+    result = await ctx.from_(body["thread"]).send(body["text"], idempotency_key=body.get("id"))
+    return {"ok": True, "sessionId": result.session_id}
+
+
+def reply(data, channel):
+    print(channel.address, data["message"])
+
+
+channel = define_channel(routes=[POST("/webhook/messages", receive)], events={"message.completed": reply})
+```
+
+- The file stem is the channel's name (`channels/webhook.py` is `webhook`). A route's path is
+  its URL as written (the name does not prefix it) and may not be under eve's own `/eve/v1/`.
+  Path parameters are written `{name}` (or eve's `:name`) and reach `ctx.params`.
+- A route handler `handler(request, ctx)` gets the starlette request and a
+  [`RouteContext`][eve_runtime.channel_context.RouteContext]; it returns a dict or list (JSON,
+  200), `(body, status)`, a string, a starlette `Response`, or None (204). Make it `async` to
+  use `ctx`'s operations; a plain function runs on the server's event loop, so keep it quick.
+  Whatever it raises becomes a JSON error: 4xx for refused deliveries, a logged 500 for bugs.
+- `ctx.from_(address)` binds the operations to a channel-local address (a thread id, a phone
+  number): `send` continues the address's session or starts one that claims it, `respond`,
+  `cancel`, `reset` (also `end`) and `alias`. Addresses are namespaced by the channel's name.
+- Event handlers `handler(data, channel)` receive each event's `data` and a
+  [`ChannelEvent`][eve_runtime.channel_events.ChannelEvent] (the session, its address, the whole
+  event), for the sessions the channel started, before the app's hooks see the event.
+- `auth=[...]` guards the routes with an auth chain (see `eve_runtime.channel_auth`); without
+  it a route is open and its handler verifies the caller itself, as in eve.
+
+`agent/channels/eve.py` replaces eve's default HTTP channel (`/eve/v1/...`): `eve_channel(auth=[...])`
+swaps its authenticators, `disable_channel()` removes its routes (health and info too).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from eve_runtime.channel_auth import AuthError, AuthFn, Principal, allow_anonymous, bearer_token, local_dev
+from eve_runtime.errors import DefinitionError
+from eve_runtime.events import EVENT_TYPES
+
+__all__ = [
+    "DELETE",
+    "GET",
+    "PATCH",
+    "POST",
+    "PUT",
+    "AuthError",
+    "Channel",
+    "ChannelRoute",
+    "EveChannel",
+    "Principal",
+    "allow_anonymous",
+    "bearer_token",
+    "define_channel",
+    "disable_channel",
+    "eve_channel",
+    "local_dev",
+]
+
+TurnPolicy = Literal["steer", "queue"]
+RouteHandler = Callable[..., Any]
+EventHandler = Callable[..., Any]
+
+RESERVED_PREFIX = "/eve/"
+_COLON_PARAM = re.compile(r":([A-Za-z_][A-Za-z0-9_]*)")
+_PATH = re.compile(r"^/[A-Za-z0-9._~!$&'()*+,;=:@%/{}-]*$")
+_BRACE_PARAM = re.compile(r"\{([^{}]*)\}")
+
+
+@dataclass(frozen=True)
+class ChannelRoute:
+    """One route of a channel."""
+
+    method: str
+    path: str
+    """The path pattern with `{param}` placeholders."""
+    handler: RouteHandler
+
+    @property
+    def display_path(self) -> str:
+        """The path as eve prints it (`:param`)."""
+        return _BRACE_PARAM.sub(r":\1", self.path)
+
+
+def _route(method: str, path: str, handler: RouteHandler) -> ChannelRoute:
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise DefinitionError(f"{method}(): the path must be a string starting with '/', got {path!r}", field="routes")
+    path = _COLON_PARAM.sub(r"{\1}", path)
+    if not _PATH.match(path) or any(not p.isidentifier() for p in _BRACE_PARAM.findall(path)):
+        raise DefinitionError(
+            f"{method}(): {path!r} is not a valid route path; use letters, digits, '-', '_', '.', '/' and "
+            "parameters written {name}",
+            field="routes",
+        )
+    if path == RESERVED_PREFIX.rstrip("/") or path.startswith(RESERVED_PREFIX):
+        raise DefinitionError(
+            f"{method}(): {path!r} is under /eve/, which eve's own routes use; choose another path "
+            "(a channel's routes are mounted exactly where their path says)",
+            field="routes",
+        )
+    if not callable(handler):
+        raise DefinitionError(f"{method}({path!r}): the handler is not callable", field="routes")
+    return ChannelRoute(method, path, handler)
+
+
+def GET(path: str, handler: RouteHandler) -> ChannelRoute:
+    """A `GET` route: `handler(request, ctx)` answers requests to `path`."""
+    return _route("GET", path, handler)
+
+
+def POST(path: str, handler: RouteHandler) -> ChannelRoute:
+    """A `POST` route: `handler(request, ctx)` answers requests to `path`."""
+    return _route("POST", path, handler)
+
+
+def PUT(path: str, handler: RouteHandler) -> ChannelRoute:
+    """A `PUT` route: `handler(request, ctx)` answers requests to `path`."""
+    return _route("PUT", path, handler)
+
+
+def PATCH(path: str, handler: RouteHandler) -> ChannelRoute:
+    """A `PATCH` route: `handler(request, ctx)` answers requests to `path`."""
+    return _route("PATCH", path, handler)
+
+
+def DELETE(path: str, handler: RouteHandler) -> ChannelRoute:
+    """A `DELETE` route: `handler(request, ctx)` answers requests to `path`."""
+    return _route("DELETE", path, handler)
+
+
+@dataclass(frozen=True)
+class Channel:
+    """A custom channel (see the module docstring)."""
+
+    routes: tuple[ChannelRoute, ...] = ()
+    events: Mapping[str, EventHandler] = field(default_factory=dict)
+    turn_policy: TurnPolicy = "steer"
+    """The default `turnPolicy` of the channel's sends (a send may override it)."""
+    auth: tuple[AuthFn, ...] | None = None
+    """The routes' auth chain; None leaves them open (the handler verifies callers)."""
+
+
+@dataclass(frozen=True)
+class EveChannel:
+    """An authored replacement of eve's default HTTP channel (`agent/channels/eve.py`)."""
+
+    auth: tuple[AuthFn, ...] = ()
+    disabled: bool = False
+
+
+def _auth_chain(auth: object, what: str) -> tuple[AuthFn, ...] | None:
+    if auth is None:
+        return None
+    if isinstance(auth, (str, bytes)) or not isinstance(auth, Sequence):
+        raise DefinitionError(f"{what}: 'auth' must be a list of auth functions", field="auth")
+    for fn in auth:
+        if not callable(fn):
+            raise DefinitionError(f"{what}: every 'auth' entry must be callable, got {fn!r}", field="auth")
+    return tuple(auth)
+
+
+def define_channel(
+    *,
+    routes: Sequence[ChannelRoute] = (),
+    events: Mapping[str, EventHandler] | None = None,
+    turn_policy: TurnPolicy = "steer",
+    auth: Sequence[AuthFn] | None = None,
+) -> Channel:
+    """Define a custom channel (`agent/channels/<name>.py`).
+
+    Args:
+        routes: Its routes: `GET(path, handler)`, `POST(...)`, ...; one per method and path.
+        events: Event type (or `*`) to a handler `(data, channel)` for the sessions it started.
+        turn_policy: `"steer"` (default) or `"queue"`: how its messages meet a running turn.
+        auth: An auth chain for its routes (`[local_dev(), bearer_token()]`, your own functions);
+            None (default) leaves them open for the handler to verify.
+
+    Example:
+        ```python
+        channel = define_channel(routes=[POST("/webhook/messages", receive)])
+        ```
+    """
+    if isinstance(routes, ChannelRoute) or not all(isinstance(r, ChannelRoute) for r in routes):
+        raise DefinitionError(
+            "define_channel(): 'routes' must be a list of routes made with GET(...), POST(...), ...", field="routes"
+        )
+    seen: set[tuple[str, str]] = set()
+    for route in routes:
+        key = (route.method, route.path)
+        if key in seen:
+            raise DefinitionError(f"define_channel(): two routes answer {route.method} {route.path}", field="routes")
+        seen.add(key)
+    handlers = dict(events or {})
+    for name, handler in handlers.items():
+        if name != "*" and name not in EVENT_TYPES:
+            raise DefinitionError(
+                f"define_channel(): unknown event type {name!r}; use a stream event type such as "
+                "'message.completed', or '*'",
+                field="events",
+            )
+        if not callable(handler):
+            raise DefinitionError(f"define_channel(): the handler for {name!r} is not callable", field="events")
+    if turn_policy not in ("steer", "queue"):
+        raise DefinitionError("define_channel(): 'turn_policy' must be 'steer' or 'queue'", field="turn_policy")
+    return Channel(
+        routes=tuple(routes), events=handlers, turn_policy=turn_policy, auth=_auth_chain(auth, "define_channel()")
+    )
+
+
+def eve_channel(*, auth: Sequence[AuthFn]) -> EveChannel:
+    """Replace the auth of eve's default HTTP channel (in `agent/channels/eve.py`).
+
+    The chain runs in order on every `/eve/v1` route but health: the first function returning a
+    principal admits the request, None skips to the next, an `AuthError` refuses; when every
+    function skips, the answer is 401.
+
+    Example:
+        ```python
+        channel = eve_channel(auth=[local_dev(), bearer_token(env="MY_API_TOKEN")])
+        ```
+    """
+    chain = _auth_chain(auth, "eve_channel()")
+    if chain is None:
+        raise DefinitionError(
+            "eve_channel(): 'auth' is required; use disable_channel() to remove the channel", field="auth"
+        )
+    return EveChannel(auth=chain)
+
+
+def disable_channel() -> EveChannel:
+    """Remove eve's default HTTP channel (in `agent/channels/eve.py`): no `/eve/v1` route is served."""
+    return EveChannel(disabled=True)
