@@ -84,6 +84,19 @@ class ChannelEvents:
         """False once the session is known to belong to no channel (its events then skip the queue)."""
         return session_id not in self._bindings or self._bindings[session_id] is not None
 
+    def unbound(self, session_id: str) -> None:
+        """The session was just created without an address: its events need no channel lookup."""
+        self._remember(session_id, None)
+
+    def forget(self, session_id: str) -> None:
+        """The session gained an address: look its channel up again."""
+        self._bindings.pop(session_id, None)
+
+    def _remember(self, session_id: str, binding: Binding | None) -> None:
+        self._bindings[session_id] = binding
+        while len(self._bindings) > _CACHED:
+            self._bindings.popitem(last=False)
+
     async def binding(self, session_id: str) -> Binding | None:
         """The channel the session belongs to, if any."""
         if session_id in self._bindings:
@@ -94,9 +107,7 @@ class ChannelEvents:
         if addresses:
             name, _, token = addresses[0].partition(":")
             found = Binding(name, token)
-        self._bindings[session_id] = found
-        while len(self._bindings) > _CACHED:
-            self._bindings.popitem(last=False)
+        self._remember(session_id, found)
         return found
 
     @staticmethod

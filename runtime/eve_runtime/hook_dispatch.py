@@ -142,6 +142,16 @@ class HookDispatcher:
 
         return observe
 
+    def session_created(self, session_id: str) -> None:
+        """A session was created without a channel address (its events skip the channel lookup)."""
+        if self.channels is not None:
+            self.channels.unbound(session_id)
+
+    def channels_changed(self, session_id: str) -> None:
+        """The session gained an address."""
+        if self.channels is not None:
+            self.channels.forget(session_id)
+
     def publish(self, session_id: str, agent: RuntimeAgent, context: HookContext, rows: Sequence[EventRow]) -> None:
         """Queue durable events for the session's hooks."""
         queue = self._queues.get(session_id)

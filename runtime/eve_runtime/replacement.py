@@ -138,6 +138,7 @@ class AddressSessions:
         holder = await self.runtime.store.claim_address(session_id, address)
         if holder != session_id:
             raise AddressInUse(address, holder)
+        self.runtime.hooks.channels_changed(session_id)
 
     async def cancel(self, address: str, turn_id: str | None = None) -> str | None:
         """Cancel the running turn of the address's session; its id, or None when no session holds it."""

@@ -264,6 +264,7 @@ class Runtime:
         first = NewDelivery(id=new_delivery_id(), kind="message", payload=payload)
         session, created = await self.store.create_session(record, first)
         if created:
+            self.hooks.session_created(session.id)
             self.pins.keep(session.id, root)
             self._schedule_deadline(session)
             self._wake(session)
@@ -340,6 +341,7 @@ class Runtime:
             first = NewDelivery(id=new_delivery_id(), kind="message", payload=message, idempotency_key=idempotency_key)
         session, created = await self.store.create_session(record, first)
         if created:
+            self.hooks.session_created(session.id)  # no address: a channel's handlers never see it
             self._schedule_deadline(session)
             if first is not None:
                 self._wake(session)
