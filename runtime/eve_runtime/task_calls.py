@@ -5,15 +5,20 @@ A tool marked `@tool(task=True)` runs as a task: the call answers at once with a
 as a durable workflow tool in a session of its own (a child session with no model), whose end
 settles the task. A served tool (`@tool(serve=True)`) stays available: a later call with its
 `taskId` gives it more input, which `ctx.reply` hands to the body.
+
+Here too: a step's task calls (`run_task_calls`) and the turn of a tool task's own session
+(`run_tool_task`).
 """
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from eve_runtime.delegation import (
     MAX_WORKING_TASKS,
     TASK_CANCEL,
+    TASK_WAIT,
     dispatch,
     give_work,
     new_task_id,
@@ -22,16 +27,17 @@ from eve_runtime.delegation import (
     working_tasks,
 )
 from eve_runtime.ids import new_session_id
-from eve_runtime.messages import ToolCall
+from eve_runtime.messages import ToolCall, ToolMessage
 from eve_runtime.models.base import ToolDefinition
-from eve_runtime.session_state import TaskState
+from eve_runtime.session_state import CallRecord, TaskState
 from eve_runtime.tool_runner import ToolOutcome
 
 if TYPE_CHECKING:
     from eve_runtime.actor import SessionActor
     from eve_runtime.runtime_agent import RuntimeAgent
+    from eve_runtime.turn import TurnRunner
 
-__all__ = ["dispatch_tool_task", "run_task_call", "tool_task_names", "with_task_id"]
+__all__ = ["dispatch_tool_task", "run_task_call", "run_task_calls", "run_tool_task", "tool_task_names", "with_task_id"]
 
 
 def with_task_id(schema: dict[str, Any]) -> dict[str, Any]:
@@ -120,3 +126,68 @@ async def run_task_call(
             return outcome  # dispatch emitted the receipt between `task.started` and `agent.started`
     actor.emit("action.result", {**outcome.result_event(call.name), **coordinates})
     return outcome
+
+
+async def run_task_calls(
+    runner: TurnRunner,
+    calls: list[ToolCall],
+    outcomes: dict[str, ToolOutcome],
+    coordinates: dict[str, Any],
+    *,
+    asking: bool,
+) -> ToolCall | None:
+    """Start tasks and stop them; returns the `eve__task_wait` call when the turn should wait now."""
+    actor = runner.actor
+    wait: ToolCall | None = None
+    for call in calls:
+        if call.name != TASK_WAIT:
+            outcomes[call.id] = await run_task_call(actor, call, runner.delegation, coordinates)
+    for call in calls:
+        if call.name != TASK_WAIT:
+            continue
+        if wait is None and not asking and not runner.task_results and working_tasks(actor.state):
+            wait = call  # answered when the wait ends
+            continue
+        text = "A task result arrived." if runner.task_results else "No task is working."
+        outcomes[call.id] = ToolOutcome(call=call, status="completed", output=text, model_content=text)
+        actor.emit("action.result", {**outcomes[call.id].result_event(call.name), **coordinates})
+    return wait
+
+
+async def run_tool_task(runner: TurnRunner, record: CallRecord) -> None:
+    """A tool task's session: run its one call (resuming it after a restart), and end with its result."""
+    actor = runner.actor
+    turn = actor.turn
+    call = ToolCall(id=record.id, name=record.name, arguments=record.arguments)
+    done = next((m for m in actor.history if isinstance(m, ToolMessage) and m.tool_call_id == call.id), None)
+    if done is None:
+        journal = next((c.journal for c in turn.execute if c.id == call.id), None)
+        if not turn.execute:  # the first attempt: its start record is durable before it runs
+            entry = {"callId": call.id, "input": call.arguments, "kind": "tool-call", "toolName": call.name}
+            actor.emit("actions.requested", {"actions": [entry], **runner.step_coordinates(0)})
+            await actor.flush()
+        turn.execute = []
+        outcome = (await runner.run_tools([call], 0, journals={call.id: journal or []}))[call.id]
+        if runner.cancel_requested:
+            await runner.finish_cancelled([])
+            return
+    else:  # it finished before a restart: its recorded result stands
+        outcome = ToolOutcome(
+            call=call,
+            status="failed" if done.is_error else "completed",
+            output=_parsed(done.content),
+            model_content=done.content,
+            is_error=done.is_error,
+        )
+    if outcome.status == "completed":
+        await actor.end_turn_completed(history=[], result=outcome.output)
+    else:
+        error = outcome.error or {"code": "EXECUTION_FAILED", "message": outcome.model_content}
+        await actor.end_turn_failed(str(error.get("code", "EXECUTION_FAILED")), str(error.get("message", "")), None)
+
+
+def _parsed(content: str) -> Any:
+    try:
+        return json.loads(content)
+    except ValueError:
+        return content

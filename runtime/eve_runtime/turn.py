@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import json
 import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -40,9 +39,9 @@ from eve_runtime.models.base import (
     ModelSettings,
 )
 from eve_runtime.parked import decide_calls, park_for_approval, park_for_limit
-from eve_runtime.session_state import CallRecord, step_usage_wire
+from eve_runtime.session_state import step_usage_wire
 from eve_runtime.store.base import DeliveryRecord, StoreError
-from eve_runtime.task_calls import run_task_call, tool_task_names
+from eve_runtime.task_calls import run_task_calls, run_tool_task, tool_task_names
 from eve_runtime.task_flow import absorb_results, note_tasks, park_on_tasks
 from eve_runtime.tool_runner import ToolOutcome, cancelled_outcome, refused_outcome
 from eve_runtime.workflow import QuestionBoard, ServeInbox
@@ -86,10 +85,10 @@ class TurnRunner:
         self._cancelled = asyncio.Event()
         self._batch_size = actor.agent.config.experimental.workflow.model_calls_per_step
         self._batch_start = actor.state.turn.step_index if actor.state.turn is not None else 0
-        self._delegation = delegation_tools(actor.agent, is_root=actor.is_root)
+        self.delegation = delegation_tools(actor.agent, is_root=actor.is_root)
         tool_tasks = tool_task_names(actor.agent)
         self._task_tools = (
-            {*self._delegation, *tool_tasks, TASK_WAIT, TASK_CANCEL} if self._delegation or tool_tasks else set()
+            {*self.delegation, *tool_tasks, TASK_WAIT, TASK_CANCEL} if self.delegation or tool_tasks else set()
         )
 
     # -- called by the actor ------------------------------------------------------------------
@@ -119,7 +118,7 @@ class TurnRunner:
         actor = self.actor
         while (turn := actor.state.turn) is not None and turn.awaiting is None and not turn.waiting_on_tasks:
             if self.cancel_requested:
-                await self._finish_cancelled([])
+                await self.finish_cancelled([])
                 return
             if actor.stopping:
                 return
@@ -127,7 +126,7 @@ class TurnRunner:
                 await self._absorb_steering()
                 continue
             if turn.tool_call is not None:
-                await self._run_tool_task(turn.tool_call)
+                await run_tool_task(self, turn.tool_call)
                 return
             await absorb_results(actor, self.task_results)
             note_tasks(actor)
@@ -146,7 +145,7 @@ class TurnRunner:
         turn = self.actor.turn
         return {"sequence": turn.sequence, "turnId": turn.turn_id}
 
-    def _step_coordinates(self, step_index: int) -> dict[str, Any]:
+    def step_coordinates(self, step_index: int) -> dict[str, Any]:
         turn = self.actor.turn
         return {"sequence": turn.sequence, "stepIndex": step_index, "turnId": turn.turn_id}
 
@@ -198,8 +197,8 @@ class TurnRunner:
         turn = actor.turn
         step_index = turn.step_index
         model, model_id = await actor.model_for_step(step_index)
-        actor.emit("step.started", {"modelId": model_id, **self._step_coordinates(step_index)})
-        self._model_call = ModelCall(actor, self._step_coordinates(step_index))
+        actor.emit("step.started", {"modelId": model_id, **self.step_coordinates(step_index)})
+        self._model_call = ModelCall(actor, self.step_coordinates(step_index))
         if turn.execute:
             await self._run_approved(step_index)
         try:
@@ -212,12 +211,12 @@ class TurnRunner:
                 model, request, cancelled=lambda: self.cancel_requested, steered=lambda: bool(self.steering)
             )
         except Steered:
-            actor.emit("step.completed", {"finishReason": "other", **self._step_coordinates(step_index)})
+            actor.emit("step.completed", {"finishReason": "other", **self.step_coordinates(step_index)})
             turn.step_index = step_index + 1
             actor.checkpoint_later()
             raise
         except Cancelled:
-            await self._finish_cancelled([])
+            await self.finish_cancelled([])
             raise
         finish = result.finish
         assert finish is not None
@@ -230,14 +229,14 @@ class TurnRunner:
         actor.add_usage(finish)
         usage = {"usage": step_usage_wire(finish.usage, finish.cost_usd)}
         if result.reasoning:
-            actor.emit("reasoning.completed", {"reasoning": result.reasoning, **self._step_coordinates(step_index)})
+            actor.emit("reasoning.completed", {"reasoning": result.reasoning, **self.step_coordinates(step_index)})
         if result.calls:
             return await self._tool_step(step_index, result, usage)
         actor.emit(
             "message.completed",
-            {"finishReason": finish.reason, "message": result.text, **self._step_coordinates(step_index)},
+            {"finishReason": finish.reason, "message": result.text, **self.step_coordinates(step_index)},
         )
-        actor.emit("step.completed", {"finishReason": finish.reason, **self._step_coordinates(step_index), **usage})
+        actor.emit("step.completed", {"finishReason": finish.reason, **self.step_coordinates(step_index), **usage})
         reply = AssistantMessage(content=result.text, reasoning=result.reasoning)
         if working_tasks(actor.state) or self.task_results:  # no turn ends while one of its tasks works
             turn.step_index = step_index + 1
@@ -253,7 +252,7 @@ class TurnRunner:
                 {
                     "code": "OUTPUT_SCHEMA_NOT_FULFILLED",
                     "message": OUTPUT_SCHEMA_MESSAGE,
-                    **self._step_coordinates(step_index),
+                    **self.step_coordinates(step_index),
                 },
             )
             await actor.end_turn_failed("OUTPUT_SCHEMA_NOT_FULFILLED", OUTPUT_SCHEMA_MESSAGE, None, history=[reply])
@@ -264,15 +263,15 @@ class TurnRunner:
     async def _tool_step(self, step_index: int, result: ModelResult, usage: dict[str, Any]) -> StepEnd:
         actor = self.actor
         turn = actor.turn
-        coordinates = self._step_coordinates(step_index)
+        coordinates = self.step_coordinates(step_index)
         reply_calls = [c for c in result.calls if c.name == REPLY_TOOL and turn.output_schema is not None]
         task_calls = [c for c in result.calls if c.name in self._task_tools]
         calls = [c for c in result.calls if c not in reply_calls and c not in task_calls]
         if result.text:
             actor.emit("message.completed", {"finishReason": "tool-calls", "message": result.text, **coordinates})
         for call in [c for c in result.calls if c not in reply_calls]:
-            requested: dict[str, Any] = {"actions": [action_entry(call, self._delegation)]}
-            if call.name in self._delegation:
+            requested: dict[str, Any] = {"actions": [action_entry(call, self.delegation)]}
+            if call.name in self.delegation:
                 requested["presentation"] = {call.id: {"label": presentation_label(call)}}
             actor.emit("actions.requested", {**requested, **coordinates})
         decisions = await decide_calls(actor, calls)
@@ -280,7 +279,7 @@ class TurnRunner:
         crashpoint("after-actions-requested")
         runnable = [c for c in calls if decisions[c.id][0] in ("not-applicable", "approved")]
         asking = [c for c in calls if decisions[c.id][0] == "user-approval"]
-        outcomes = await self._run_tools(runnable, step_index)
+        outcomes = await self.run_tools(runnable, step_index)
         if self.cancel_requested:
             for call in task_calls:
                 outcomes[call.id] = cancelled_outcome(call)
@@ -293,10 +292,10 @@ class TurnRunner:
             for call in asking:
                 outcomes[call.id] = cancelled_outcome(call)
         if self.cancel_requested:
-            await self._finish_cancelled(self._step_messages(result, reply_calls, outcomes))
+            await self.finish_cancelled(self._step_messages(result, reply_calls, outcomes))
             raise Cancelled()
         actor.emit("step.completed", {"finishReason": "tool-calls", **coordinates, **usage})
-        wait = await self._run_task_calls(task_calls, outcomes, coordinates, asking=bool(asking))
+        wait = await run_task_calls(self, task_calls, outcomes, coordinates, asking=bool(asking))
         messages = self._step_messages(result, reply_calls, outcomes)
         if wait is not None:
             turn.step_index = step_index + 1
@@ -340,57 +339,6 @@ class TurnRunner:
                 )
         return messages
 
-    async def _run_task_calls(
-        self, calls: list[ToolCall], outcomes: dict[str, ToolOutcome], coordinates: dict[str, Any], *, asking: bool
-    ) -> ToolCall | None:
-        """Start tasks and stop them; returns the `eve__task_wait` call when the turn should wait now."""
-        actor = self.actor
-        wait: ToolCall | None = None
-        for call in calls:
-            if call.name != TASK_WAIT:
-                outcomes[call.id] = await run_task_call(actor, call, self._delegation, coordinates)
-        for call in calls:
-            if call.name != TASK_WAIT:
-                continue
-            if wait is None and not asking and not self.task_results and working_tasks(actor.state):
-                wait = call  # answered when the wait ends
-                continue
-            text = "A task result arrived." if self.task_results else "No task is working."
-            outcomes[call.id] = ToolOutcome(call=call, status="completed", output=text, model_content=text)
-            actor.emit("action.result", {**outcomes[call.id].result_event(call.name), **coordinates})
-        return wait
-
-    async def _run_tool_task(self, record: CallRecord) -> None:
-        """A tool task's session: run its one call (resuming it after a restart), and end with its result."""
-        actor = self.actor
-        turn = actor.turn
-        call = ToolCall(id=record.id, name=record.name, arguments=record.arguments)
-        done = next((m for m in actor.history if isinstance(m, ToolMessage) and m.tool_call_id == call.id), None)
-        if done is None:
-            journal = next((c.journal for c in turn.execute if c.id == call.id), None)
-            if not turn.execute:  # the first attempt: its start record is durable before it runs
-                entry = {"callId": call.id, "input": call.arguments, "kind": "tool-call", "toolName": call.name}
-                actor.emit("actions.requested", {"actions": [entry], **self._step_coordinates(0)})
-                await actor.flush()
-            turn.execute = []
-            outcome = (await self._run_tools([call], 0, journals={call.id: journal or []}))[call.id]
-            if self.cancel_requested:
-                await self._finish_cancelled([])
-                return
-        else:  # it finished before a restart: its recorded result stands
-            outcome = ToolOutcome(
-                call=call,
-                status="failed" if done.is_error else "completed",
-                output=_parsed(done.content),
-                model_content=done.content,
-                is_error=done.is_error,
-            )
-        if outcome.status == "completed":
-            await actor.end_turn_completed(history=[], result=outcome.output)
-        else:
-            error = outcome.error or {"code": "EXECUTION_FAILED", "message": outcome.model_content}
-            await actor.end_turn_failed(str(error.get("code", "EXECUTION_FAILED")), str(error.get("message", "")), None)
-
     async def _run_approved(self, step_index: int) -> None:
         """Run the calls a person approved, first thing in the step after the approval."""
         actor = self.actor
@@ -401,7 +349,7 @@ class TurnRunner:
             actor.checkpoint_later()
             await actor.flush()
         journals = {c.id: c.journal for c in turn.execute if c.journal is not None}
-        outcomes = await self._run_tools(calls, step_index, journals=journals)
+        outcomes = await self.run_tools(calls, step_index, journals=journals)
         messages: list[Message] = [
             ToolMessage(
                 tool_call_id=c.id, name=c.name, content=outcomes[c.id].model_content, is_error=outcomes[c.id].is_error
@@ -411,7 +359,7 @@ class TurnRunner:
         turn.execute = []
         turn.execute_started = False
         if self.cancel_requested:
-            await self._finish_cancelled(messages)
+            await self.finish_cancelled(messages)
             raise Cancelled()
         actor.checkpoint_later(history=messages)
 
@@ -424,12 +372,12 @@ class TurnRunner:
 
     # -- tools -----------------------------------------------------------------------------
 
-    async def _run_tools(
+    async def run_tools(
         self, calls: Sequence[ToolCall], step_index: int, *, journals: dict[str, list[dict[str, Any]]] | None = None
     ) -> dict[str, ToolOutcome]:
         """Run calls in parallel (see `eve_runtime.call_batch`); a cancel stops them."""
         self.questions.step_index = step_index
-        batch = CallBatch(self.actor, self.questions, self.serve_inbox, self._step_coordinates(step_index))
+        batch = CallBatch(self.actor, self.questions, self.serve_inbox, self.step_coordinates(step_index))
         self._batches.append(batch)
         try:
             return await batch.run(calls, journals or {}, self._cancelled, lambda: self.cancel_requested)
@@ -438,7 +386,7 @@ class TurnRunner:
 
     # -- endings ---------------------------------------------------------------------------
 
-    async def _finish_cancelled(self, history: list[Message]) -> None:
+    async def finish_cancelled(self, history: list[Message]) -> None:
         self.questions.cancel_all()
         await self.actor.end_turn_cancelled(history=history, cancel=self.cancel_delivery)
 
@@ -448,12 +396,5 @@ class TurnRunner:
         data: dict[str, Any] = {"code": failure.code, "message": failure.message}
         if failure.details:
             data["details"] = failure.details
-        actor.emit("step.failed", {**data, **self._step_coordinates(turn.step_index)})
+        actor.emit("step.failed", {**data, **self.step_coordinates(turn.step_index)})
         await actor.end_turn_failed(failure.code, failure.message, failure.details)
-
-
-def _parsed(content: str) -> Any:
-    try:
-        return json.loads(content)
-    except ValueError:
-        return content
