@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from eve_runtime.channel_auth import Principal
+from eve_runtime.channel_state import run_deliver, seed
+from eve_runtime.channels import Channel
 from eve_runtime.server_bodies import ApiError, parse_object, read_body, validate_follow_up
 from eve_runtime.store.base import SessionNotActive
 
@@ -70,32 +72,52 @@ class AddressHandle:
         self.address = channel_address(channel, token)
         self._turn_policy = turn_policy
 
+    def _definition(self) -> Channel | None:
+        return self._runtime.agent.channels.get(self.channel)
+
+    async def _delivered(self, session_id: str, payload: dict[str, Any]) -> None:
+        definition = self._definition()
+        channels = self._runtime.hooks.channels
+        if definition is not None and channels is not None:
+            await run_deliver(channels.states, self.channel, definition, session_id, self.token, payload)
+
     async def send(
         self,
         message: str | Sequence[Mapping[str, Any]],
         *,
         idempotency_key: str | None = None,
         turn_policy: str | None = None,
+        state: Any = None,
     ) -> SendResult:
         """Send a message: to the address's session, or to a new one that claims the address.
 
         A repeated `idempotency_key` delivers nothing new and returns the first delivery.
         `turn_policy` (`"steer"` or `"queue"`) overrides the channel's default for this message.
+        `state` (JSON data) seeds the channel state of a session this send creates (merged into
+        the channel's initial state) and reaches the channel's `deliver` hook as `payload["state"]`.
 
         Raises:
             ApiError: 400 for a bad message, key or policy.
             SessionStranded, SessionDormant: The holder cannot run here.
+            TypeError: `state` is not JSON data.
         """
         request = validate_follow_up(_message_body(message, turn_policy or self._turn_policy, idempotency_key))
+        definition = self._definition()
+        seeded = seed(self.channel, definition, state) if definition is not None else None
         continued = await self._runtime.addresses.continue_or_create(
-            self.address, request.kind, request.payload, idempotency_key=request.idempotency_key
+            self.address, request.kind, request.payload, idempotency_key=request.idempotency_key, channel_state=seeded
         )
-        return SendResult(continued.session.id, continued.delivery_id, continued.created, continued.replaced)
+        result = SendResult(continued.session.id, continued.delivery_id, continued.created, continued.replaced)
+        payload = {"kind": "message", "message": message, "state": state, "created": continued.created}
+        await self._delivered(continued.session.id, {**payload, "deliveryId": continued.delivery_id})
+        return result
 
     async def respond(
-        self, input_responses: Sequence[Mapping[str, Any]], *, idempotency_key: str | None = None
+        self, input_responses: Sequence[Mapping[str, Any]], *, idempotency_key: str | None = None, state: Any = None
     ) -> SendResult:
         """Answer pending requests (approvals, questions) of the address's session; never starts one.
+
+        `state` reaches the channel's `deliver` hook as `payload["state"]`.
 
         Raises:
             ApiError: 400 for bad responses; 409 `session_not_active` when no session holds the address.
@@ -110,6 +132,8 @@ class AddressHandle:
             )
         except SessionNotActive:
             raise ApiError(409, "No active session holds this address.", "session_not_active") from None
+        payload = {"kind": "input-responses", "inputResponses": list(input_responses), "state": state}
+        await self._delivered(continued.session.id, {**payload, "created": False, "deliveryId": continued.delivery_id})
         return SendResult(continued.session.id, continued.delivery_id, False)
 
     async def cancel(self, turn_id: str | None = None) -> dict[str, Any]:

@@ -92,10 +92,12 @@ class AddressSessions:
         payload: dict[str, Any],
         *,
         idempotency_key: str | None = None,
+        channel_state: str | None = None,
     ) -> Continued:
         """Deliver a channel message to the address's session, starting one when there is none.
 
-        Only a message starts a session; other deliveries (answers) need a holder.
+        Only a message starts a session; other deliveries (answers) need a holder. A session it
+        starts holds `channel_state` (see `eve_runtime.channel_state`) from its creation.
 
         Raises:
             SessionNotActive: No session holds the address and the delivery is not a message.
@@ -109,7 +111,9 @@ class AddressSessions:
                 if kind != "message":
                     raise SessionNotActive("No session holds this address, and only a message starts one.")
                 first = NewDelivery(new_delivery_id(), "message", payload, idempotency_key)
-                session, created = await store.create_at_address(self.runtime.new_record(), first, address)
+                session, created = await store.create_at_address(
+                    self.runtime.new_record(), first, address, channel_state=channel_state
+                )
                 if created:
                     self.runtime.look_after(session)
                     return Continued(session=session, delivery_id=first.id, created=True)
@@ -120,7 +124,7 @@ class AddressSessions:
             if self.runtime.availability.stranded(record):
                 if kind != "message":
                     raise SessionStranded(record.eve_version)
-                return await self._replace(record, address, payload, idempotency_key)
+                return await self._replace(record, address, payload, idempotency_key, channel_state)
             try:
                 delivery = await self.runtime.deliver(holder_id, kind, payload, idempotency_key=idempotency_key)
             except SessionNotActive:
@@ -154,14 +158,21 @@ class AddressSessions:
         return holder.id
 
     async def _replace(
-        self, stranded: SessionRecord, address: str, payload: dict[str, Any], idempotency_key: str | None
+        self,
+        stranded: SessionRecord,
+        address: str,
+        payload: dict[str, Any],
+        idempotency_key: str | None,
+        channel_state: str | None,
     ) -> Continued:
         runtime = self.runtime
         first = NewDelivery(
             new_delivery_id(), "message", {**payload, "predecessor": {"sessionId": stranded.id}}, idempotency_key
         )
         record = runtime.new_record(operation_id=REPLACEMENT_OPERATION.format(session_id=stranded.id))
-        session, created = await runtime.store.create_at_address(record, first, address, replacing=stranded.id)
+        session, created = await runtime.store.create_at_address(
+            record, first, address, replacing=stranded.id, channel_state=channel_state
+        )
         delivery_id = first.id
         if created:
             runtime.look_after(session)
