@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
+from eve_runtime.availability import SessionDormant, SessionStranded
 from eve_runtime.channel_auth import Principal
 from eve_runtime.channel_state import run_deliver, seed
 from eve_runtime.channels import Channel
@@ -51,6 +52,12 @@ class SendResult:
     """Whether the send started the session."""
     replaced: str | None = None
     """The stranded session the new one replaced, if it did."""
+
+
+def _control_status(session_id: str | None) -> dict[str, Any]:
+    if session_id is None:
+        return {"status": "no_active_session"}
+    return {"status": "accepted", "sessionId": session_id}
 
 
 def _message_body(message: Any, turn_policy: str | None, idempotency_key: str | None) -> dict[str, Any]:
@@ -143,6 +150,24 @@ class AddressHandle:
             return {"status": "no_active_turn"}
         return {"status": "accepted", "sessionId": session_id}
 
+    async def compact(self) -> dict[str, Any]:
+        """Summarize the address's session's context (queued behind a running turn).
+
+        Returns `{"status": "accepted", "sessionId"}` or `{"status": "no_active_session"}` (also
+        for a stranded holder: nothing to compact here).
+        """
+        return _control_status(await self._runtime.addresses.control(self.address, "compact"))
+
+    async def clear(self) -> dict[str, Any]:
+        """Empty the address's session's model history in place (it keeps its id, address and state).
+
+        Returns `{"status": "accepted", "sessionId"}` or `{"status": "no_active_session"}`.
+
+        Raises:
+            SessionStranded, SessionDormant: The holder cannot run here (409 from a route).
+        """
+        return _control_status(await self._runtime.addresses.control(self.address, "clear"))
+
     async def reset(self, reason: str | None = None) -> dict[str, Any]:
         """End the address's session for good (a later send starts a fresh one).
 
@@ -197,6 +222,29 @@ class SessionHandle:
     async def cancel(self, turn_id: str | None = None) -> bool:
         """Cancel its running turn; False when it is not active."""
         return await self._runtime.cancel(self.id, turn_id)
+
+    async def compact(self) -> bool:
+        """Queue a compaction; False when it is not active (or stranded: nothing to compact)."""
+        return await self._control("compact")
+
+    async def clear(self) -> bool:
+        """Queue a clear of its model history; False when it is not active.
+
+        Raises:
+            SessionStranded, SessionDormant: It cannot run here.
+        """
+        return await self._control("clear")
+
+    async def _control(self, kind: Literal["compact", "clear"]) -> bool:
+        try:
+            await self._runtime.deliver(self.id, kind, {})
+        except SessionNotActive:
+            return False
+        except (SessionDormant, SessionStranded):
+            if kind == "compact":
+                return False
+            raise
+        return True
 
     async def reset(self, reason: str | None = None) -> bool:
         """End it for good; False when it was not active."""

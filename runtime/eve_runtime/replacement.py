@@ -24,16 +24,16 @@ trigger `message`) and starts one fresh session at the address:
   stranded session in place: the fresh session has no request for those answers.
 
 Messages addressed by session id (the eve HTTP channel) never get here: they answer 409
-`session_stranded`. Controls by address (cancel, reset) never create a session.
+`session_stranded`. Controls by address (cancel, compact, clear, reset) never create a session.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from eve_runtime.availability import SessionStranded, retire_stranded
+from eve_runtime.availability import SessionDormant, SessionStranded, retire_stranded
 from eve_runtime.ids import new_delivery_id
 from eve_runtime.store.base import (
     AddressInUse,
@@ -148,6 +148,28 @@ class AddressSessions:
         holder = await self.holder(address)
         if holder is None or not await self.runtime.cancel(holder.id, turn_id):
             return None
+        return holder.id
+
+    async def control(self, address: str, kind: Literal["compact", "clear"]) -> str | None:
+        """Queue a compact or a clear for the address's session; its id, or None when no session holds it.
+
+        As by session id: a stranded holder has nothing to compact (None) and refuses a clear.
+
+        Raises:
+            SessionStranded: A clear for a stranded holder.
+            SessionDormant: A clear for a holder of an earlier `eve dev` run.
+        """
+        holder = await self.holder(address)
+        if holder is None:
+            return None
+        try:
+            await self.runtime.deliver(holder.id, kind, {})
+        except SessionNotActive:
+            return None
+        except (SessionDormant, SessionStranded):
+            if kind == "compact":
+                return None
+            raise
         return holder.id
 
     async def reset(self, address: str, reason: str | None = None) -> str | None:

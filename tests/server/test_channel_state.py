@@ -1,7 +1,11 @@
-"""Channel state and metadata: seeded by a send, changed by handlers and `deliver`, projected before hooks."""
+"""Channel state and metadata: seeded by a send, changed by handlers and `deliver`, projected before hooks.
+
+Also compact and clear by address (`ctx.from_(address).compact()` / `.clear()`).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -9,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from eve_runtime.channel_context import SessionHandle
 from eve_runtime.compiler import CompiledApp, compile_app
 from eve_runtime.store.sqlite import SqliteStore
 from tests.engine import hook_ledger
@@ -191,3 +196,49 @@ def test_state_and_metadata_survive_a_restart_on_sqlite(counter_app: CompiledApp
         assert send(api, "after the restart") == sid
         settled(api, sid, 2)
         after(hook_ledger.LEDGER, ("channel", "turn.started", 2), ("resolver", {"turns": 2, "topic": "durable"}))
+
+
+def test_compact_and_clear_by_address(counter_app: CompiledApp) -> None:
+    with served(counter_app) as api:
+        for kind in ("compact", "clear"):
+            response = api.client.post(f"/counter/nobody/{kind}")
+            assert response.json() == {"status": "no_active_session"}
+        sid = send(api, "hi", state={"topic": "x"})
+        settled(api, sid, 1)
+        assert api.client.post("/counter/t/compact").json() == {"status": "accepted", "sessionId": sid}
+        api.wait_for(sid, "compaction.completed")
+        settled(api, sid, 2)
+        assert api.client.post("/counter/t/clear").json() == {"status": "accepted", "sessionId": sid}
+        api.wait_for(sid, "context.cleared")
+        settled(api, sid, 3)
+        assert snapshot(api, sid).metadata == {"turns": 1, "topic": "x"}  # a clear keeps the channel state
+        assert api.call(api.store.address_holder, "counter:t") == sid
+
+
+def test_a_stranded_holder_has_nothing_to_compact_and_refuses_a_clear(counter_app: CompiledApp) -> None:
+    with served(counter_app) as api:
+
+        async def stranded() -> str:
+            record = dataclasses.replace(api.runtime.new_record(), eve_version="0.0.1")
+            session, _ = await api.store.create_session(record)
+            await api.store.claim_address(session.id, "counter:old")
+            return session.id
+
+        old = api.call(stranded)
+        assert api.client.post("/counter/old/compact").json() == {"status": "no_active_session"}
+        refused = api.client.post("/counter/old/clear")
+        assert refused.status_code == 409 and refused.json()["code"] == "session_stranded"
+        assert api.call(api.store.address_holder, "counter:old") == old  # neither ended it
+
+
+def test_a_session_handle_compacts_and_clears_its_session(counter_app: CompiledApp) -> None:
+    with served(counter_app) as api:
+        sid = send(api, "hi")
+        settled(api, sid, 1)
+        handle = SessionHandle(api.runtime, sid, "steer")
+        assert api.call(handle.compact) is True
+        api.wait_for(sid, "compaction.completed")
+        assert api.call(handle.clear) is True
+        api.wait_for(sid, "context.cleared")
+        assert api.call(SessionHandle(api.runtime, "ses_unknown", "steer").clear) is False
+        assert api.call(SessionHandle(api.runtime, "ses_unknown", "steer").compact) is False
