@@ -126,5 +126,8 @@ async def session_channel(channels: ChannelEvents | None, agent: RuntimeAgent, s
     binding = await channels.binding(session_id)
     if binding is None:
         return None
+    definition = agent.channels.get(binding.channel)
+    if definition is None or not definition.stateful:
+        return HookChannel(binding.channel, binding.address)
     snapshot = await channels.states.load(session_id)
     return HookChannel(binding.channel, binding.address, snapshot.metadata if snapshot is not None else None)

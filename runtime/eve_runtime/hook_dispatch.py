@@ -211,6 +211,13 @@ class HookDispatcher:
             if alias is not None:
                 await alias(session_id, name, token)
 
+        definition = agent.channels[name]
+        if not definition.stateful:  # nothing to keep or project: the handlers only observe
+            view = ChannelEvent(name, session_id, address, event, add_alias)
+            for key, handler in handlers:
+                await self._run(f"channels/{name}", key, handler, (event.get("data", {}), view), event)
+            return found
+
         async def change(state: Any) -> Any:
             for key, handler in handlers:
                 view = ChannelEvent(name, session_id, address, event, add_alias, copy.deepcopy(state))
@@ -221,7 +228,7 @@ class HookDispatcher:
                         logger.error("channel %s (%s) left a state that is not JSON data; dropped", name, key)
             return state
 
-        snapshot = await channels.states.update(session_id, name, agent.channels[name], change)
+        snapshot = await channels.states.update(session_id, name, definition, change)
         return replace(found, metadata=snapshot.metadata)
 
     async def _run(
