@@ -86,7 +86,8 @@ class AddressHandle:
         definition = self._definition()
         channels = self._runtime.hooks.channels
         if definition is not None and channels is not None:
-            await run_deliver(channels.states, self.channel, definition, session_id, self.token, payload)
+            timeout = self._runtime.options.hook_timeout
+            await run_deliver(channels.states, self.channel, definition, session_id, self.token, payload, timeout)
 
     async def send(
         self,

@@ -129,5 +129,5 @@ async def session_channel(channels: ChannelEvents | None, agent: RuntimeAgent, s
     definition = agent.channels.get(binding.channel)
     if definition is None or not definition.stateful:
         return HookChannel(binding.channel, binding.address)
-    snapshot = await channels.states.load(session_id)
+    snapshot = await channels.states.current(session_id)
     return HookChannel(binding.channel, binding.address, snapshot.metadata if snapshot is not None else None)

@@ -140,6 +140,11 @@ class ChannelStates:
         while len(self._cache) > _CACHED:
             self._cache.popitem(last=False)
 
+    async def current(self, session_id: str) -> ChannelSnapshot | None:
+        """The session's snapshot once the change in progress (a handler's, a `deliver`'s) is saved."""
+        async with self._guard(session_id):
+            return await self.load(session_id)
+
     def forget(self, session_id: str) -> None:
         """Drop the cached snapshot (the store was written elsewhere, e.g. by the session's creation)."""
         self._cache.pop(session_id, None)
@@ -188,12 +193,20 @@ class ChannelStates:
 
 
 async def run_deliver(
-    states: ChannelStates, name: str, channel: Channel, session_id: str, address: str, payload: dict[str, Any]
+    states: ChannelStates,
+    name: str,
+    channel: Channel,
+    session_id: str,
+    address: str,
+    payload: dict[str, Any],
+    timeout: float = 30.0,
 ) -> None:
     """Run the channel's `deliver(payload, channel)` hook for an accepted delivery (no-op without one).
 
-    Like an event handler it runs under the session's lock, on a copy of the state; one that
-    raises is logged and changes nothing (the delivery stands).
+    Like an event handler it runs under the session's lock, on a copy of the state, for at most
+    `timeout` seconds; one that raises or overruns is logged and changes nothing (the delivery
+    stands). The route calls it before yielding to the loop, so the session's next turn (its
+    channel handlers and dynamic resolvers) sees what it changed.
     """
     deliver = channel.deliver
     if deliver is None:
@@ -202,9 +215,10 @@ async def run_deliver(
     async def change(state: Any) -> Any:
         view = ChannelDelivery(name, session_id, address, copy.deepcopy(state))
         try:
-            result = deliver(payload, view)
-            if inspect.isawaitable(result):
-                await result
+            async with asyncio.timeout(timeout):
+                result = deliver(payload, view)
+                if inspect.isawaitable(result):
+                    await result
             return as_json(view.state)
         except Exception:
             logger.exception("the deliver hook of channel %s failed; the session's channel state is unchanged", name)

@@ -242,3 +242,44 @@ def test_a_session_handle_compacts_and_clears_its_session(counter_app: CompiledA
         api.wait_for(sid, "context.cleared")
         assert api.call(SessionHandle(api.runtime, "ses_unknown", "steer").clear) is False
         assert api.call(SessionHandle(api.runtime, "ses_unknown", "steer").compact) is False
+
+
+DELIVER_ONLY = {
+    "agent/channels/plain.py": """
+from eve_runtime.channels import POST, define_channel
+
+
+async def receive(request, ctx):
+    body = await ctx.json()
+    return {"sessionId": (await ctx.from_("t").send(body["text"], state=body["state"])).session_id}
+
+
+def deliver(payload, channel):
+    channel.state = {**channel.state, **payload["state"]}
+
+
+channel = define_channel(routes=[POST("/plain", receive)], metadata=lambda state: state, deliver=deliver)
+""",
+    "agent/instructions/topic.py": COUNTER["agent/instructions/topic.py"],
+}
+
+
+def test_the_next_turns_resolvers_see_what_deliver_changed(tmp_path: Path) -> None:
+    root = scaffold_app(tmp_path / "plain")
+    for relative, text in DELIVER_ONLY.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    compiled = compile_app(root, write=False)
+    assert compiled.ok, compiled.diagnostics
+    hook_ledger.LEDGER.clear()
+    try:
+        with served(compiled) as api:
+            sid = api.client.post("/plain", json={"text": "one", "state": {"topic": "a"}}).json()["sessionId"]
+            api.wait_for(sid, "session.waiting")
+            for count, topic in enumerate(("b", "c"), start=2):
+                api.client.post("/plain", json={"text": topic, "state": {"topic": topic}})
+                api.wait_for(sid, "session.waiting", count=count)
+        assert [entry[1]["topic"] for entry in hook_ledger.LEDGER] == ["a", "b", "c"]
+    finally:
+        hook_ledger.LEDGER.clear()
+        compiled.loader.release()
