@@ -145,13 +145,9 @@ class ChannelStates:
         async with self._guard(session_id):
             return await self.load(session_id)
 
-    def forget(self, session_id: str) -> None:
-        """Drop the cached snapshot (the store was written elsewhere, e.g. by the session's creation)."""
-        self._cache.pop(session_id, None)
-
     @contextlib.asynccontextmanager
     async def _guard(self, session_id: str) -> AsyncIterator[None]:
-        lock, users = self._locks.get(session_id, (asyncio.Lock(), 0))
+        lock, users = self._locks.get(session_id) or (asyncio.Lock(), 0)
         self._locks[session_id] = (lock, users + 1)
         try:
             async with lock:
