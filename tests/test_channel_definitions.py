@@ -80,3 +80,20 @@ def test_bearer_token_skips_without_a_bearer_and_refuses_a_wrong_one(monkeypatch
         check(_Request({"authorization": "Bearer wrong"}))
     with pytest.raises(AuthError):
         check(_Request({"authorization": "Basic right"}))
+
+
+def test_state_metadata_and_deliver_are_checked() -> None:
+    channel = define_channel(state={"turns": 0}, metadata=lambda state: state, deliver=lambda payload, channel: None)
+    assert channel.stateful and channel.initial_state() == {"turns": 0}
+    assert channel.initial_state() is not channel.initial_state()  # a fresh copy per session
+    assert define_channel(state=lambda: [1]).initial_state() == [1]
+    assert not define_channel().stateful
+    bad: list[dict[str, Any]] = [
+        {"state": {"when": object()}},
+        {"state": float("nan")},
+        {"metadata": "topic"},
+        {"deliver": 42},
+    ]
+    for options in bad:
+        with pytest.raises(DefinitionError):
+            define_channel(**options)

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
+from eve_runtime.availability import SessionDormant, SessionStranded
 from eve_runtime.channel_auth import Principal
+from eve_runtime.channel_state import run_deliver, seed
+from eve_runtime.channels import Channel
 from eve_runtime.server_bodies import ApiError, parse_object, read_body, validate_follow_up
 from eve_runtime.store.base import SessionNotActive
 
@@ -51,6 +54,12 @@ class SendResult:
     """The stranded session the new one replaced, if it did."""
 
 
+def _control_status(session_id: str | None) -> dict[str, Any]:
+    if session_id is None:
+        return {"status": "no_active_session"}
+    return {"status": "accepted", "sessionId": session_id}
+
+
 def _message_body(message: Any, turn_policy: str | None, idempotency_key: str | None) -> dict[str, Any]:
     body: dict[str, Any] = {"message": message}
     if turn_policy is not None:
@@ -70,32 +79,53 @@ class AddressHandle:
         self.address = channel_address(channel, token)
         self._turn_policy = turn_policy
 
+    def _definition(self) -> Channel | None:
+        return self._runtime.agent.channels.get(self.channel)
+
+    async def _delivered(self, session_id: str, payload: dict[str, Any]) -> None:
+        definition = self._definition()
+        channels = self._runtime.hooks.channels
+        if definition is not None and channels is not None:
+            timeout = self._runtime.options.hook_timeout
+            await run_deliver(channels.states, self.channel, definition, session_id, self.token, payload, timeout)
+
     async def send(
         self,
         message: str | Sequence[Mapping[str, Any]],
         *,
         idempotency_key: str | None = None,
         turn_policy: str | None = None,
+        state: Any = None,
     ) -> SendResult:
         """Send a message: to the address's session, or to a new one that claims the address.
 
         A repeated `idempotency_key` delivers nothing new and returns the first delivery.
         `turn_policy` (`"steer"` or `"queue"`) overrides the channel's default for this message.
+        `state` (JSON data) seeds the channel state of a session this send creates (merged into
+        the channel's initial state) and reaches the channel's `deliver` hook as `payload["state"]`.
 
         Raises:
             ApiError: 400 for a bad message, key or policy.
             SessionStranded, SessionDormant: The holder cannot run here.
+            TypeError: `state` is not JSON data.
         """
         request = validate_follow_up(_message_body(message, turn_policy or self._turn_policy, idempotency_key))
+        definition = self._definition()
+        seeded = seed(self.channel, definition, state) if definition is not None else None
         continued = await self._runtime.addresses.continue_or_create(
-            self.address, request.kind, request.payload, idempotency_key=request.idempotency_key
+            self.address, request.kind, request.payload, idempotency_key=request.idempotency_key, channel_state=seeded
         )
-        return SendResult(continued.session.id, continued.delivery_id, continued.created, continued.replaced)
+        result = SendResult(continued.session.id, continued.delivery_id, continued.created, continued.replaced)
+        payload = {"kind": "message", "message": message, "state": state, "created": continued.created}
+        await self._delivered(continued.session.id, {**payload, "deliveryId": continued.delivery_id})
+        return result
 
     async def respond(
-        self, input_responses: Sequence[Mapping[str, Any]], *, idempotency_key: str | None = None
+        self, input_responses: Sequence[Mapping[str, Any]], *, idempotency_key: str | None = None, state: Any = None
     ) -> SendResult:
         """Answer pending requests (approvals, questions) of the address's session; never starts one.
+
+        `state` reaches the channel's `deliver` hook as `payload["state"]`.
 
         Raises:
             ApiError: 400 for bad responses; 409 `session_not_active` when no session holds the address.
@@ -110,6 +140,8 @@ class AddressHandle:
             )
         except SessionNotActive:
             raise ApiError(409, "No active session holds this address.", "session_not_active") from None
+        payload = {"kind": "input-responses", "inputResponses": list(input_responses), "state": state}
+        await self._delivered(continued.session.id, {**payload, "created": False, "deliveryId": continued.delivery_id})
         return SendResult(continued.session.id, continued.delivery_id, False)
 
     async def cancel(self, turn_id: str | None = None) -> dict[str, Any]:
@@ -118,6 +150,24 @@ class AddressHandle:
         if session_id is None:
             return {"status": "no_active_turn"}
         return {"status": "accepted", "sessionId": session_id}
+
+    async def compact(self) -> dict[str, Any]:
+        """Summarize the address's session's context (queued behind a running turn).
+
+        Returns `{"status": "accepted", "sessionId"}` or `{"status": "no_active_session"}` (also
+        for a stranded holder: nothing to compact here).
+        """
+        return _control_status(await self._runtime.addresses.control(self.address, "compact"))
+
+    async def clear(self) -> dict[str, Any]:
+        """Empty the address's session's model history in place (it keeps its id, address and state).
+
+        Returns `{"status": "accepted", "sessionId"}` or `{"status": "no_active_session"}`.
+
+        Raises:
+            SessionStranded, SessionDormant: The holder cannot run here (409 from a route).
+        """
+        return _control_status(await self._runtime.addresses.control(self.address, "clear"))
 
     async def reset(self, reason: str | None = None) -> dict[str, Any]:
         """End the address's session for good (a later send starts a fresh one).
@@ -173,6 +223,29 @@ class SessionHandle:
     async def cancel(self, turn_id: str | None = None) -> bool:
         """Cancel its running turn; False when it is not active."""
         return await self._runtime.cancel(self.id, turn_id)
+
+    async def compact(self) -> bool:
+        """Queue a compaction; False when it is not active (or stranded: nothing to compact)."""
+        return await self._control("compact")
+
+    async def clear(self) -> bool:
+        """Queue a clear of its model history; False when it is not active.
+
+        Raises:
+            SessionStranded, SessionDormant: It cannot run here.
+        """
+        return await self._control("clear")
+
+    async def _control(self, kind: Literal["compact", "clear"]) -> bool:
+        try:
+            await self._runtime.deliver(self.id, kind, {})
+        except SessionNotActive:
+            return False
+        except (SessionDormant, SessionStranded):
+            if kind == "compact":
+                return False
+            raise
+        return True
 
     async def reset(self, reason: str | None = None) -> bool:
         """End it for good; False when it was not active."""

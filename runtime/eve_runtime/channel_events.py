@@ -6,7 +6,9 @@ run, then its `*` handlers, each as `handler(data, channel)` where `data` is the
 and `channel` a [`ChannelEvent`]. They run in the hook dispatcher's queue of the session, right
 before the app's hooks of the same event (eve's order: channel handler, metadata projection,
 hooks, dynamic resolvers), with the same guarantees: once, as emitted, in order, bounded and
-isolated (see `eve_runtime.hook_dispatch`).
+isolated (see `eve_runtime.hook_dispatch`). `channel.state` is the session's channel state; what
+the handlers leave there is projected through the channel's `metadata(state)` and stored before
+the hooks run (see `eve_runtime.channel_state`).
 
 Sessions started by id (the eve HTTP channel) and subagent sessions have no address, so no
 custom channel sees them.
@@ -19,12 +21,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from eve_runtime.channel_state import ChannelStates
+from eve_runtime.hooks import HookChannel
 from eve_runtime.store.base import Store
 
 if TYPE_CHECKING:
     from eve_runtime.runtime_agent import RuntimeAgent
 
-__all__ = ["Binding", "ChannelEvent", "ChannelEvents"]
+__all__ = ["Binding", "ChannelEvent", "ChannelEvents", "session_channel"]
 
 _CACHED = 4096
 
@@ -37,7 +41,7 @@ class Binding:
     address: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class ChannelEvent:
     """The second argument of a channel event handler."""
 
@@ -49,6 +53,8 @@ class ChannelEvent:
     event: dict[str, Any]
     """The whole event (`type`, `data`, `meta`)."""
     alias_address: Callable[[str], Any] = field(repr=False, compare=False)
+    state: Any = None
+    """The session's channel state: change it in place or assign it (JSON data)."""
 
     @property
     def type(self) -> str:
@@ -69,6 +75,8 @@ class ChannelEvents:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self.states = ChannelStates(store)
+        """The sessions' channel state and metadata."""
         self._bindings: OrderedDict[str, Binding | None] = OrderedDict()
 
     @staticmethod
@@ -120,3 +128,17 @@ class ChannelEvents:
         if "*" in channel.events:
             found.append(("*", channel.events["*"]))
         return found
+
+
+async def session_channel(channels: ChannelEvents | None, agent: RuntimeAgent, session_id: str) -> HookChannel | None:
+    """What `ctx.channel` holds for a session: its channel, address and current metadata (None: no channel)."""
+    if channels is None or not agent.channels:
+        return None
+    binding = await channels.binding(session_id)
+    if binding is None:
+        return None
+    definition = agent.channels.get(binding.channel)
+    if definition is None or not definition.stateful:
+        return HookChannel(binding.channel, binding.address)
+    snapshot = await channels.states.current(session_id)
+    return HookChannel(binding.channel, binding.address, snapshot.metadata if snapshot is not None else None)

@@ -33,6 +33,13 @@ channel = define_channel(routes=[POST("/webhook/messages", receive)], events={"m
 - Event handlers `handler(data, channel)` receive each event's `data` and a
   [`ChannelEvent`][eve_runtime.channel_events.ChannelEvent] (the session, its address, the whole
   event), for the sessions the channel started, before the app's hooks see the event.
+- `state=` is the channel's per-session durable state (a JSON value, or a function returning
+  one): a session starts from it, merged with the `state=` of the `send` that created it. Event
+  handlers change `channel.state` (in place, or by assigning it); `deliver(payload, channel)`
+  sees every `send`/`respond` with its `state=` and may change `channel.state` too. `metadata=`
+  projects the state (`metadata(state)`, re-evaluated after the channel's handlers of each event
+  and stored with it) into what hooks and dynamic resolvers read as `ctx.channel.metadata`. See
+  `eve_runtime.channel_state`.
 - `auth=[...]` guards the routes with an auth chain (see `eve_runtime.channel_auth`); without
   it a route is open and its handler verifies the caller itself, as in eve.
 
@@ -42,6 +49,8 @@ swaps its authenticators, `disable_channel()` removes its routes (health and inf
 
 from __future__ import annotations
 
+import copy
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -151,6 +160,22 @@ class Channel:
     """The default `turnPolicy` of the channel's sends (a send may override it)."""
     auth: tuple[AuthFn, ...] | None = None
     """The routes' auth chain; None leaves them open (the handler verifies callers)."""
+    state: Any = None
+    """The initial per-session state: a JSON value, or a function returning one."""
+    metadata: Callable[[Any], Any] | None = None
+    """`metadata(state)`: the projection of the state that hooks and resolvers see."""
+    deliver: Callable[..., Any] | None = None
+    """`deliver(payload, channel)`: sees each `send`/`respond` of the channel and may change its state."""
+
+    @property
+    def stateful(self) -> bool:
+        """Whether the channel keeps state or projects metadata."""
+        return self.state is not None or self.metadata is not None or self.deliver is not None
+
+    def initial_state(self) -> Any:
+        """A fresh copy of the initial state (None when the channel declares none)."""
+        value = self.state() if callable(self.state) else self.state
+        return copy.deepcopy(value)
 
 
 @dataclass(frozen=True)
@@ -178,6 +203,9 @@ def define_channel(
     events: Mapping[str, EventHandler] | None = None,
     turn_policy: TurnPolicy = "steer",
     auth: Sequence[AuthFn] | None = None,
+    state: Any = None,
+    metadata: Callable[[Any], Any] | None = None,
+    deliver: Callable[..., Any] | None = None,
 ) -> Channel:
     """Define a custom channel (`agent/channels/<name>.py`).
 
@@ -187,6 +215,11 @@ def define_channel(
         turn_policy: `"steer"` (default) or `"queue"`: how its messages meet a running turn.
         auth: An auth chain for its routes (`[local_dev(), bearer_token()]`, your own functions);
             None (default) leaves them open for the handler to verify.
+        state: The initial per-session state (a JSON value, or a function returning one).
+        metadata: `metadata(state)`, the JSON projection of the state that hooks and dynamic
+            resolvers read as `ctx.channel.metadata`.
+        deliver: `deliver(payload, channel)`, run for each `send`/`respond` once its delivery is
+            accepted (`payload["state"]` is the call's `state=`); it may change `channel.state`.
 
     Example:
         ```python
@@ -215,8 +248,24 @@ def define_channel(
             raise DefinitionError(f"define_channel(): the handler for {name!r} is not callable", field="events")
     if turn_policy not in ("steer", "queue"):
         raise DefinitionError("define_channel(): 'turn_policy' must be 'steer' or 'queue'", field="turn_policy")
+    if state is not None and not callable(state):
+        try:
+            json.dumps(state, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise DefinitionError(
+                f"define_channel(): 'state' must be JSON data or a function returning it ({exc})", field="state"
+            ) from None
+    for name, fn in (("metadata", metadata), ("deliver", deliver)):
+        if fn is not None and not callable(fn):
+            raise DefinitionError(f"define_channel(): '{name}' must be a function", field=name)
     return Channel(
-        routes=tuple(routes), events=handlers, turn_policy=turn_policy, auth=_auth_chain(auth, "define_channel()")
+        routes=tuple(routes),
+        events=handlers,
+        turn_policy=turn_policy,
+        auth=_auth_chain(auth, "define_channel()"),
+        state=state,
+        metadata=metadata,
+        deliver=deliver,
     )
 
 

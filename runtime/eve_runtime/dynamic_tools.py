@@ -67,7 +67,7 @@ def _tool(name: str, value: Any, source: SourceInfo) -> RuntimeTool:
 
 async def _resolve(actor: SessionActor, base: RuntimeAgent, event: str, turn: TurnState) -> dict[str, RuntimeTool]:
     tools: dict[str, RuntimeTool] = {}
-    context = dynamic_context(actor, event, turn)
+    context = await dynamic_context(actor, event, turn)
     for manifest in base.manifest.dynamic_tools:
         resolver = base.dynamic_tools.get(manifest.slug)
         if resolver is None or event not in resolver.events:

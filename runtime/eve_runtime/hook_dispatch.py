@@ -1,8 +1,9 @@
 """Running the hooks of `agent/hooks/**` (`define_hook`) for the events a session emits.
 
 eve's dispatch order for every stream event is: channel handler, metadata projection, hooks,
-dynamic resolvers. Here an event's channel handlers (`eve_runtime.channel_events`) and then its
-hooks run once the event is durable (channels have no metadata projection yet):
+dynamic resolvers. Here an event's channel handlers (`eve_runtime.channel_events`), the
+projection of the channel's state (`eve_runtime.channel_state`) and then its hooks run once the
+event is durable; hooks see the projected metadata as `ctx.channel.metadata`:
 
 - **Once, as emitted.** The session's emitter hands every batch it wrote to the dispatcher;
   nothing else does. Events re-read from the store (a stream, a recovery after a crash or a
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import copy
 import inspect
 import json
 import logging
@@ -36,7 +38,8 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from eve_runtime.channel_events import Binding, ChannelEvent, ChannelEvents
+from eve_runtime.channel_events import Binding, ChannelEvent, ChannelEvents, session_channel
+from eve_runtime.channel_state import as_json
 from eve_runtime.context import ParentInfo, Predecessor
 from eve_runtime.dynamic import DynamicResolver
 from eve_runtime.hooks import HookChannel, HookContext, HookHandler, HookSession
@@ -191,9 +194,9 @@ class HookDispatcher:
             while queue.items:
                 agent, context, row = queue.items.popleft()
                 event = json.loads(row.line)
-                binding = await self._run_channel(session_id, agent, event)
-                if binding is not None:
-                    context = replace(context, channel=HookChannel(binding.channel, binding.address))
+                channel = await self._run_channel(session_id, agent, event)
+                if channel is not None:
+                    context = replace(context, channel=channel)
                 for slug, key, handler in handlers_for(agent, row.type):
                     await self._run(slug, key, handler, (event, context), event)
         finally:
@@ -202,30 +205,46 @@ class HookDispatcher:
             if self._queues.get(session_id) is queue and not queue.items:
                 del self._queues[session_id]
 
-    async def _run_channel(self, session_id: str, agent: RuntimeAgent, event: dict[str, Any]) -> Binding | None:
-        """Run the event's channel handlers; the session's channel, if it has one."""
-        if self.channels is None or not agent.channels:
-            return None
-        binding = await self.channels.binding(session_id)
-        if binding is None:
-            return None
-        handlers = ChannelEvents.handlers(agent, binding, str(event.get("type")))
+    async def _run_channel(self, session_id: str, agent: RuntimeAgent, event: dict[str, Any]) -> HookChannel | None:
+        """Run the event's channel handlers and project the channel's metadata; what hooks see as `ctx.channel`."""
+        channels = self.channels
+        found = await session_channel(channels, agent, session_id)
+        if channels is None or found is None:
+            return found
+        name, address = found.kind, found.continuation_token
+        handlers = ChannelEvents.handlers(agent, Binding(name, address), str(event.get("type")))
         if not handlers:
-            return binding
+            return found
         alias = self.alias
 
         async def add_alias(token: str) -> None:
             if alias is not None:
-                await alias(session_id, binding.channel, token)
+                await alias(session_id, name, token)
 
-        channel = ChannelEvent(binding.channel, session_id, binding.address, event, add_alias)
-        for key, handler in handlers:
-            await self._run(f"channels/{binding.channel}", key, handler, (event.get("data", {}), channel), event)
-        return binding
+        definition = agent.channels[name]
+        if not definition.stateful:  # nothing to keep or project: the handlers only observe
+            view = ChannelEvent(name, session_id, address, event, add_alias)
+            for key, handler in handlers:
+                await self._run(f"channels/{name}", key, handler, (event.get("data", {}), view), event)
+            return found
+
+        async def change(state: Any) -> Any:
+            for key, handler in handlers:
+                view = ChannelEvent(name, session_id, address, event, add_alias, copy.deepcopy(state))
+                if await self._run(f"channels/{name}", key, handler, (event.get("data", {}), view), event):
+                    try:
+                        state = as_json(view.state)
+                    except (TypeError, ValueError):
+                        logger.error("channel %s (%s) left a state that is not JSON data; dropped", name, key)
+            return state
+
+        snapshot = await channels.states.update(session_id, name, definition, change)
+        return replace(found, metadata=snapshot.metadata)
 
     async def _run(
         self, slug: str, key: str, handler: HookHandler, args: tuple[Any, ...], event: dict[str, Any]
-    ) -> None:
+    ) -> bool:
+        """Run one handler; whether it finished without raising or overrunning (logged otherwise)."""
         try:
             async with asyncio.timeout(self.timeout):
                 if inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
@@ -237,6 +256,7 @@ class HookDispatcher:
                     result = await loop.run_in_executor(self.executor, contextvars.copy_context().run, handler, *args)
                 if inspect.isawaitable(result):
                     await result
+            return True
         except TimeoutError:
             logger.warning(
                 "hook %s (%s) took longer than %.1f s on %s %s; it is no longer waited for",
@@ -250,3 +270,4 @@ class HookDispatcher:
             logger.exception(
                 "hook %s (%s) failed on %s %s", slug, key, event.get("type"), event.get("meta", {}).get("id")
             )
+        return False

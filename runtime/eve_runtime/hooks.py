@@ -35,12 +35,14 @@ class HookSession:
 
 @dataclass(frozen=True)
 class HookChannel:
-    """The custom channel that started the session."""
+    """The custom channel that started the session (`ctx.channel` of hooks and dynamic resolvers)."""
 
     kind: str
     """The channel's name (`webhook` for `channels/webhook.py`)."""
     continuation_token: str
     """The channel-local address the session was started at."""
+    metadata: Any = None
+    """The channel's `metadata(state)` as last projected (None when it projects none)."""
 
 
 @dataclass(frozen=True)

@@ -24,16 +24,16 @@ trigger `message`) and starts one fresh session at the address:
   stranded session in place: the fresh session has no request for those answers.
 
 Messages addressed by session id (the eve HTTP channel) never get here: they answer 409
-`session_stranded`. Controls by address (cancel, reset) never create a session.
+`session_stranded`. Controls by address (cancel, compact, clear, reset) never create a session.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from eve_runtime.availability import SessionStranded, retire_stranded
+from eve_runtime.availability import SessionDormant, SessionStranded, retire_stranded
 from eve_runtime.ids import new_delivery_id
 from eve_runtime.store.base import (
     AddressInUse,
@@ -92,10 +92,12 @@ class AddressSessions:
         payload: dict[str, Any],
         *,
         idempotency_key: str | None = None,
+        channel_state: str | None = None,
     ) -> Continued:
         """Deliver a channel message to the address's session, starting one when there is none.
 
-        Only a message starts a session; other deliveries (answers) need a holder.
+        Only a message starts a session; other deliveries (answers) need a holder. A session it
+        starts holds `channel_state` (see `eve_runtime.channel_state`) from its creation.
 
         Raises:
             SessionNotActive: No session holds the address and the delivery is not a message.
@@ -109,7 +111,9 @@ class AddressSessions:
                 if kind != "message":
                     raise SessionNotActive("No session holds this address, and only a message starts one.")
                 first = NewDelivery(new_delivery_id(), "message", payload, idempotency_key)
-                session, created = await store.create_at_address(self.runtime.new_record(), first, address)
+                session, created = await store.create_at_address(
+                    self.runtime.new_record(), first, address, channel_state=channel_state
+                )
                 if created:
                     self.runtime.look_after(session)
                     return Continued(session=session, delivery_id=first.id, created=True)
@@ -120,7 +124,7 @@ class AddressSessions:
             if self.runtime.availability.stranded(record):
                 if kind != "message":
                     raise SessionStranded(record.eve_version)
-                return await self._replace(record, address, payload, idempotency_key)
+                return await self._replace(record, address, payload, idempotency_key, channel_state)
             try:
                 delivery = await self.runtime.deliver(holder_id, kind, payload, idempotency_key=idempotency_key)
             except SessionNotActive:
@@ -147,6 +151,28 @@ class AddressSessions:
             return None
         return holder.id
 
+    async def control(self, address: str, kind: Literal["compact", "clear"]) -> str | None:
+        """Queue a compact or a clear for the address's session; its id, or None when no session holds it.
+
+        As by session id: a stranded holder has nothing to compact (None) and refuses a clear.
+
+        Raises:
+            SessionStranded: A clear for a stranded holder.
+            SessionDormant: A clear for a holder of an earlier `eve dev` run.
+        """
+        holder = await self.holder(address)
+        if holder is None:
+            return None
+        try:
+            await self.runtime.deliver(holder.id, kind, {})
+        except SessionNotActive:
+            return None
+        except (SessionDormant, SessionStranded):
+            if kind == "compact":
+                return None
+            raise
+        return holder.id
+
     async def reset(self, address: str, reason: str | None = None) -> str | None:
         """End the address's session for good (its addresses are free again); its id, or None when none held it."""
         holder = await self.holder(address)
@@ -155,14 +181,21 @@ class AddressSessions:
         return holder.id
 
     async def _replace(
-        self, stranded: SessionRecord, address: str, payload: dict[str, Any], idempotency_key: str | None
+        self,
+        stranded: SessionRecord,
+        address: str,
+        payload: dict[str, Any],
+        idempotency_key: str | None,
+        channel_state: str | None,
     ) -> Continued:
         runtime = self.runtime
         first = NewDelivery(
             new_delivery_id(), "message", {**payload, "predecessor": {"sessionId": stranded.id}}, idempotency_key
         )
         record = runtime.new_record(operation_id=REPLACEMENT_OPERATION.format(session_id=stranded.id))
-        session, created = await runtime.store.create_at_address(record, first, address, replacing=stranded.id)
+        session, created = await runtime.store.create_at_address(
+            record, first, address, replacing=stranded.id, channel_state=channel_state
+        )
         delivery_id = first.id
         if created:
             runtime.look_after(session)

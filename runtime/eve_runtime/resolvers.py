@@ -8,8 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from eve_runtime.channel_events import session_channel
 from eve_runtime.context import ParentInfo, Predecessor, SessionInfo
 from eve_runtime.dynamic import DynamicResolver
+from eve_runtime.hooks import HookChannel
 from eve_runtime.instructions import Instructions
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.session_state import DynamicValue, TurnState
@@ -36,7 +38,8 @@ class DynamicContext:
     """What a dynamic resolver's handler receives.
 
     Besides the session's coordinates it offers `ctx.session` (like a tool's, with the
-    `predecessor` of a replacement session) and `await ctx.memo(key, fn)`.
+    `predecessor` of a replacement session), `ctx.channel` (for a session a custom channel
+    started: its name, address and freshly projected `metadata`) and `await ctx.memo(key, fn)`.
     """
 
     session_id: str
@@ -51,6 +54,8 @@ class DynamicContext:
     predecessor: Predecessor | None = None
     memo_values: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     """The session's memo (saved with its checkpoint); use `memo()`."""
+    channel: HookChannel | None = None
+    """The custom channel that started the session, with its metadata (None for sessions started by id)."""
 
     @property
     def session(self) -> SessionInfo:
@@ -92,8 +97,8 @@ class DynamicContext:
         return value
 
 
-def dynamic_context(actor: SessionActor, event: str, turn: TurnState) -> DynamicContext:
-    """The context of a session's resolvers for `event` of `turn`."""
+async def dynamic_context(actor: SessionActor, event: str, turn: TurnState) -> DynamicContext:
+    """The context of a session's resolvers for `event` of `turn` (`ctx.channel` read as of now)."""
     state = actor.state
     parent = state.parent
     return DynamicContext(
@@ -108,6 +113,7 @@ def dynamic_context(actor: SessionActor, event: str, turn: TurnState) -> Dynamic
         else None,
         predecessor=Predecessor(state.predecessor) if state.predecessor is not None else None,
         memo_values=state.memo,
+        channel=await session_channel(actor.runtime.hooks.channels, actor.agent, actor.session_id),
     )
 
 

@@ -148,12 +148,12 @@ async def _resolve_dynamic(actor: SessionActor, turn: TurnState, *, first: bool)
     model = actor.agent.config.model
     added: list[Message] = []
     if first:
-        context = dynamic_context(actor, "session.started", turn)
+        context = await dynamic_context(actor, "session.started", turn)
         actor.state.dynamic, added = _split(await resolve_instructions(actor.agent, "session.started", context))
         if isinstance(model, DynamicResolver) and "session.started" in model.events:
             actor.state.model_id = await resolve_model_id(model, "session.started", context)
         actor.state.session_resolved = True
-    context = dynamic_context(actor, "turn.started", turn)
+    context = await dynamic_context(actor, "turn.started", turn)
     turn.dynamic, turn_added = _split(await resolve_instructions(actor.agent, "turn.started", context))
     if isinstance(model, DynamicResolver) and "turn.started" in model.events:
         turn.model_id = await resolve_model_id(model, "turn.started", context)
@@ -168,7 +168,7 @@ async def model_for_step(actor: SessionActor, step_index: int) -> tuple[Model, s
     if isinstance(configured, DynamicResolver):
         model_id = turn.model_id or actor.state.model_id
         if "step.started" in configured.events:
-            context = dataclasses.replace(dynamic_context(actor, "step.started", turn), step_index=step_index)
+            context = dataclasses.replace(await dynamic_context(actor, "step.started", turn), step_index=step_index)
             model_id = await resolve_model_id(configured, "step.started", context)
         if model_id is None:
             raise ResolverError("The dynamic model resolver chose no model for this turn.")

@@ -1,7 +1,7 @@
 """The store backends the contract suite runs against, and helpers to build records.
 
 A backend joins the suite by adding a parameter to `backend` (and a class below): every test in
-`test_contract.py` and `test_contract_addresses.py` then runs against it.
+`test_contract*.py` then runs against it.
 """
 
 from __future__ import annotations

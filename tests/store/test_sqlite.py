@@ -341,6 +341,7 @@ async def test_a_schema_2_database_gains_the_address_table(tmp_path: Path) -> No
     await store.close()
     with contextlib.closing(sqlite3.connect(directory / "eve.sqlite3")) as raw:
         raw.execute("DROP TABLE addresses")
+        raw.execute("DROP TABLE channel_states")
         raw.execute("PRAGMA user_version = 2")
     store = await open_local_store(directory)
     try:
@@ -350,4 +351,20 @@ async def test_a_schema_2_database_gains_the_address_table(tmp_path: Path) -> No
     finally:
         await store.close()
     with contextlib.closing(sqlite3.connect(directory / "eve.sqlite3")) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+
+
+async def test_a_schema_3_database_gains_the_channel_state_table(tmp_path: Path) -> None:
+    directory = tmp_path / "data"
+    store = await open_local_store(directory)
+    await store.create_session(session("s1"), delivery("d1"))
+    await store.close()
+    with contextlib.closing(sqlite3.connect(directory / "eve.sqlite3")) as raw:
+        raw.execute("DROP TABLE channel_states")
+        raw.execute("PRAGMA user_version = 3")
+    store = await open_local_store(directory)
+    try:
+        await store.save_channel_state("s1", '{"n": 1}')
+        assert await store.load_channel_state("s1") == '{"n": 1}'
+    finally:
+        await store.close()

@@ -286,15 +286,21 @@ class Store(ABC):
 
     @abstractmethod
     async def create_at_address(
-        self, record: SessionRecord, first: NewDelivery, address: str, *, replacing: str | None = None
+        self,
+        record: SessionRecord,
+        first: NewDelivery,
+        address: str,
+        *,
+        replacing: str | None = None,
+        channel_state: str | None = None,
     ) -> tuple[SessionRecord, bool]:
         """Create a session that holds `address`, with its first delivery, in one transaction.
 
         Nothing is written, and `(existing, False)` returned, when `record.operation_id` names a
         session created before, or when `address` is held by an active session other than
         `replacing` (a caller that lost a race delivers to that session instead). Otherwise the
-        session is created holding `address` (taken from `replacing` when it held it) and
-        `(record, True)` returned.
+        session is created holding `address` (taken from `replacing` when it held it), with
+        `channel_state` as its channel state when given, and `(record, True)` returned.
         """
 
     @abstractmethod
@@ -316,6 +322,20 @@ class Store(ABC):
     @abstractmethod
     async def session_addresses(self, session_id: str) -> list[str]:
         """The addresses the session claimed, in claim order (an ended session's too, until claimed again)."""
+
+    # -- channel state ----------------------------------------------------------------------
+
+    @abstractmethod
+    async def load_channel_state(self, session_id: str) -> str | None:
+        """The session's channel state (JSON), or None when none was written (or no such session)."""
+
+    @abstractmethod
+    async def save_channel_state(self, session_id: str, value: str) -> None:
+        """Replace the session's channel state (JSON) durably; an ended session's too.
+
+        Raises:
+            SessionNotActive: There is no such session.
+        """
 
     # -- ownership --------------------------------------------------------------------------
 

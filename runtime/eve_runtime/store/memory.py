@@ -114,6 +114,7 @@ class _Session:
     events: list[EventRow] = field(default_factory=list)
     history: list[str] = field(default_factory=list)
     checkpoint: str | None = None
+    channel_state: str | None = None
     deliveries: list[DeliveryRecord] = field(default_factory=list)
     payloads: list[str] = field(default_factory=list)
     """Each delivery's payload as JSON (decoded afresh on every read, like a real store)."""
@@ -321,7 +322,13 @@ class MemoryStore(Store):
         self._addresses[address] = session_id
 
     async def create_at_address(
-        self, record: SessionRecord, first: NewDelivery, address: str, *, replacing: str | None = None
+        self,
+        record: SessionRecord,
+        first: NewDelivery,
+        address: str,
+        *,
+        replacing: str | None = None,
+        channel_state: str | None = None,
     ) -> tuple[SessionRecord, bool]:
         self._check_open()
         if record.operation_id is not None and record.operation_id in self._operations:
@@ -331,6 +338,8 @@ class MemoryStore(Store):
             return self._sessions[holder].record, False
         session, created = await self.create_session(record, first)
         self._claim(session.id, address)
+        if created and channel_state is not None:
+            self._sessions[session.id].channel_state = channel_state
         return session, created
 
     async def address_holder(self, address: str) -> str | None:
@@ -353,6 +362,20 @@ class MemoryStore(Store):
     async def session_addresses(self, session_id: str) -> list[str]:
         self._check_open()
         return [address for address, held in self._addresses.items() if held == session_id]
+
+    # -- channel state ----------------------------------------------------------------------
+
+    async def load_channel_state(self, session_id: str) -> str | None:
+        self._check_open()
+        session = self._sessions.get(session_id)
+        return None if session is None else session.channel_state
+
+    async def save_channel_state(self, session_id: str, value: str) -> None:
+        self._check_open()
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise SessionNotActive(f"Session {session_id!r} does not exist, so it has no channel state.")
+        session.channel_state = value
 
     # -- ownership --------------------------------------------------------------------------
 

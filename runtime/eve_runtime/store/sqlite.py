@@ -255,9 +255,17 @@ class SqliteStore(Store):
     # -- channel addresses ------------------------------------------------------------------
 
     async def create_at_address(
-        self, record: SessionRecord, first: NewDelivery, address: str, *, replacing: str | None = None
+        self,
+        record: SessionRecord,
+        first: NewDelivery,
+        address: str,
+        *,
+        replacing: str | None = None,
+        channel_state: str | None = None,
     ) -> tuple[SessionRecord, bool]:
-        return await self._write(lambda conn: ops.create_at_address(conn, record, first, address, replacing))
+        return await self._write(
+            lambda conn: ops.create_at_address(conn, record, first, address, replacing, channel_state)
+        )
 
     async def address_holder(self, address: str) -> str | None:
         return await self._read(ops.address_holder, address)
@@ -267,6 +275,14 @@ class SqliteStore(Store):
 
     async def session_addresses(self, session_id: str) -> list[str]:
         return await self._read(ops.session_addresses, session_id)
+
+    # -- channel state ----------------------------------------------------------------------
+
+    async def load_channel_state(self, session_id: str) -> str | None:
+        return await self._read(ops.load_channel_state, session_id)
+
+    async def save_channel_state(self, session_id: str, value: str) -> None:
+        await self._write(lambda conn: ops.save_channel_state(conn, session_id, value))
 
     # -- ownership --------------------------------------------------------------------------
 

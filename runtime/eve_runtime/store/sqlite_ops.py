@@ -42,11 +42,13 @@ __all__ = [
     "event_count",
     "get_session",
     "list_sessions",
+    "load_channel_state",
     "load_checkpoint",
     "load_history",
     "pending_deliveries",
     "read_events",
     "release",
+    "save_channel_state",
 ]
 
 _SESSION_COLUMNS = "id, agent, created_at, eve_version, status, deadline, operation_id, deployment"
@@ -299,7 +301,12 @@ def _claim(conn: sqlite3.Connection, session_id: str, address: str) -> None:
 
 
 def create_at_address(
-    conn: sqlite3.Connection, record: SessionRecord, first: NewDelivery, address: str, replacing: str | None
+    conn: sqlite3.Connection,
+    record: SessionRecord,
+    first: NewDelivery,
+    address: str,
+    replacing: str | None,
+    channel_state: str | None = None,
 ) -> tuple[SessionRecord, bool]:
     """Create a session holding the address, or return the session that wins (see the store contract)."""
     if record.operation_id is not None:
@@ -317,7 +324,30 @@ def create_at_address(
         return existing, False
     session, created = create_session(conn, record, first)
     _claim(conn, session.id, address)
+    if created and channel_state is not None:
+        _put_channel_state(conn, session.id, channel_state)
     return session, created
+
+
+def load_channel_state(conn: sqlite3.Connection, session_id: str) -> str | None:
+    """The session's channel state, or None."""
+    row = conn.execute("SELECT value FROM channel_states WHERE session_id = ?", (session_id,)).fetchone()
+    return None if row is None else from_text(row[0])
+
+
+def _put_channel_state(conn: sqlite3.Connection, session_id: str, value: str) -> None:
+    conn.execute(
+        "INSERT INTO channel_states (session_id, value) VALUES (?, ?) "
+        "ON CONFLICT (session_id) DO UPDATE SET value = excluded.value",
+        (session_id, to_text(value)),
+    )
+
+
+def save_channel_state(conn: sqlite3.Connection, session_id: str, value: str) -> None:
+    """Replace the channel state of an existing session."""
+    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+        raise SessionNotActive(f"Session {session_id!r} does not exist, so it has no channel state.")
+    _put_channel_state(conn, session_id, value)
 
 
 def claim_address(conn: sqlite3.Connection, session_id: str, address: str) -> str:

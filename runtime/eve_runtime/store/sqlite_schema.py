@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 DATABASE_NAME = "eve.sqlite3"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Stored in `PRAGMA user_version`; a database with a higher version was written by a newer eve."""
 
 _BUSY_TIMEOUT_MS = 10_000
@@ -92,6 +92,12 @@ CREATE TABLE addresses (
     session_id TEXT NOT NULL
 );
 CREATE INDEX addresses_by_session ON addresses (session_id);
+""",
+    4: """
+CREATE TABLE channel_states (
+    session_id TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 """,
 }
 """What each schema version adds to the one before it (a new database runs them all)."""
