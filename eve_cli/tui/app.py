@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ from eve_cli.tui.screen import Screen
 from eve_runtime.client import AsyncEveClient, ClientError, Conversation
 
 __all__ = ["TerminalUI"]
+
+logger = logging.getLogger("eve.tui")
 
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _BUILD_POLL = 0.5
@@ -128,6 +131,9 @@ class TerminalUI:
                         await self.submit(text)
                 except ClientError as exc:
                     self.say(f"[red]{escape(str(exc))}[/]")
+                except Exception as exc:  # a command's own failure (a file it could not write): say it, go on
+                    logger.exception("the terminal UI could not do %r", text.split(" ", 1)[0])
+                    self.say(f"[red]That did not work: {escape(str(exc) or type(exc).__name__)}[/]")
         finally:
             watcher.cancel()
             await self.stop_following()

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 import pytest
 
 from eve_runtime.dev_server import read_record
@@ -247,3 +248,27 @@ def test_no_ui_in_a_terminal_only_serves_and_logs(app: Path, config_home: Path) 
         assert session.wait() == 0
     finally:
         session.close()
+
+
+def test_a_command_that_fails_says_why_and_the_ui_goes_on(app: Path, config_home: Path) -> None:
+    config_home.mkdir()
+    (config_home / "eve").mkdir()
+    (config_home / "eve" / "config.toml").write_text("providers = [")  # a broken user config
+    with terminal(app, config_home) as session:
+        session.line("/model openai/gpt-5.4-mini")
+        session.expect(r"OPENAI_API_KEY is not set")
+        session.expect(r"key:")
+        session.send("sk-x\r")
+        session.expect(r"That did not work: ")
+        session.expect(r"is not valid")
+        session.line("/model test")  # back to the offline model before talking to it
+        session.expect(r"Model set to test")
+        record = read_record(app)
+        assert record is not None
+        deadline = time.monotonic() + 20
+        while httpx.get(f"{record.url}/eve/v1/info").json()["agent"]["model"]["id"] != "test":  # served again
+            assert time.monotonic() < deadline, "the test model never came back"
+            time.sleep(0.05)
+        session.line("still here?")
+        session.expect(r"● echo: still here\?")
+        quit_cleanly(session)
