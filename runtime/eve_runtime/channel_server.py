@@ -3,7 +3,8 @@
 [`ChannelRouter`] sits in front of the `/eve/v1` app. For each request it looks at the channels
 of the generation being served (`runtime.agent`, so `eve dev`'s reloads take effect at once):
 a route that matches is answered by its channel (auth chain first, then the handler); a path a
-channel serves with another method is 405; anything else goes on to eve's routes. Whatever a
+channel serves with another method is 405; anything else goes on to eve's routes. A path under
+`/eve/` always goes to eve's routes, whatever a channel's pattern (`/{a}/{b}/{c}`) would match. Whatever a
 handler raises becomes a JSON error body (`{"ok": false, "error", "code"}`): 4xx for bad input
 and refused deliveries, a logged 500 with an `errorId` for bugs.
 """
@@ -26,7 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from eve_runtime.availability import SessionDormant, SessionStranded
 from eve_runtime.channel_auth import AuthError, AuthFn, Principal
 from eve_runtime.channel_context import RouteContext
-from eve_runtime.channels import Channel, ChannelRoute
+from eve_runtime.channels import Channel, ChannelRoute, is_eve_path
 from eve_runtime.server_auth import Authenticator, AuthFailure
 from eve_runtime.server_bodies import ApiError, error_response, json_response
 from eve_runtime.store.base import AddressInUse, SessionNotActive
@@ -146,7 +147,7 @@ class ChannelRouter:
         return self._entries
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        entries = self._current() if scope["type"] == "http" else []
+        entries = self._current() if scope["type"] == "http" and not is_eve_path(scope["path"]) else []
         partial = False
         for entry in entries:
             match, child = entry.route.matches(scope)

@@ -104,6 +104,20 @@ class ChannelRoute:
         return _BRACE_PARAM.sub(r":\1", self.path)
 
 
+def is_eve_path(path: str) -> bool:
+    """Whether a request path is eve's own (`/eve` or under `/eve/`): no channel route answers it."""
+    return path == RESERVED_PREFIX.rstrip("/") or path.startswith(RESERVED_PREFIX)
+
+
+def may_match_eve(pattern: str) -> bool:
+    """Whether a route pattern (`/{a}/{b}`) could match a path under `/eve/` (such requests go to eve)."""
+    segments = pattern.split("/")[1:]
+    if len(segments) < 2:
+        return False
+    first = "[^/]+".join(re.escape(part) for part in re.split(r"\{[^{}]*\}", segments[0]))
+    return re.fullmatch(first, "eve") is not None
+
+
 def _route(method: str, path: str, handler: RouteHandler) -> ChannelRoute:
     if not isinstance(path, str) or not path.startswith("/"):
         raise DefinitionError(f"{method}(): the path must be a string starting with '/', got {path!r}", field="routes")
@@ -114,7 +128,7 @@ def _route(method: str, path: str, handler: RouteHandler) -> ChannelRoute:
             "parameters written {name}",
             field="routes",
         )
-    if path == RESERVED_PREFIX.rstrip("/") or path.startswith(RESERVED_PREFIX):
+    if is_eve_path(path):
         raise DefinitionError(
             f"{method}(): {path!r} is under /eve/, which eve's own routes use; choose another path "
             "(a channel's routes are mounted exactly where their path says)",
