@@ -60,7 +60,9 @@ async def run_auth(chain: Sequence[AuthFn], request: Request) -> Principal | Aut
         if isinstance(result, Principal):
             return result
         if result is not None:
-            logger.warning("an auth function returned %r, not a Principal or None; the request is refused", result)
+            logger.warning(  # the type only: what it returned may be a credential
+                "an auth function returned a %s, not a Principal or None; the request is refused", type(result).__name__
+            )
             return AuthFailure(401, UNAUTHORIZED, "unauthorized", CHALLENGE)
     return AuthFailure(401, UNAUTHORIZED, "unauthorized", CHALLENGE)
 
