@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from eve_runtime.availability import SessionDormant, SessionStranded
 from eve_runtime.channel_auth import Principal
 from eve_runtime.channel_state import run_deliver, seed
-from eve_runtime.channels import Channel
+from eve_runtime.channels import Channel, channel_address
 from eve_runtime.server_bodies import ApiError, parse_object, read_body, validate_follow_up
 from eve_runtime.store.base import SessionNotActive
 
@@ -25,21 +25,6 @@ if TYPE_CHECKING:
     from eve_runtime.runtime import Runtime
 
 __all__ = ["AddressHandle", "RouteContext", "SendResult", "SessionHandle", "channel_address"]
-
-MAX_ADDRESS_LENGTH = 1024
-
-
-def channel_address(channel: str, token: str) -> str:
-    """The store's address for a channel-local token (`<channel>:<token>`).
-
-    Raises:
-        ApiError: 400 for an empty or overlong token (a request's data reaches here).
-    """
-    if not isinstance(token, str) or not token:
-        raise ApiError(400, "A channel address must be a non-empty string.", "invalid_address")
-    if len(token) > MAX_ADDRESS_LENGTH:
-        raise ApiError(400, f"A channel address may be at most {MAX_ADDRESS_LENGTH} characters.", "invalid_address")
-    return f"{channel}:{token}"
 
 
 @dataclass(frozen=True)

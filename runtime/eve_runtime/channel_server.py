@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from eve_runtime.availability import SessionDormant, SessionStranded
 from eve_runtime.channel_auth import AuthError, AuthFn, Principal
 from eve_runtime.channel_context import RouteContext
-from eve_runtime.channels import Channel, ChannelRoute, is_eve_path
+from eve_runtime.channels import Channel, ChannelRoute, InvalidAddress, is_eve_path
 from eve_runtime.server_auth import Authenticator, AuthFailure
 from eve_runtime.server_bodies import ApiError, error_response, json_response
 from eve_runtime.store.base import AddressInUse, SessionNotActive
@@ -196,6 +196,8 @@ class ChannelRouter:
             return error_response(ApiError(409, str(exc), "session_not_active"))
         except AddressInUse as exc:
             return error_response(ApiError(409, str(exc), "address_in_use"))
+        except InvalidAddress as exc:
+            return error_response(ApiError(400, str(exc), "invalid_address"))
         except json.JSONDecodeError:
             return error_response(ApiError(400, "Invalid JSON body.", "invalid_json"))
         except Exception:  # a bug in the handler: a logged 500

@@ -70,9 +70,11 @@ __all__ = [
     "Channel",
     "ChannelRoute",
     "EveChannel",
+    "InvalidAddress",
     "Principal",
     "allow_anonymous",
     "bearer_token",
+    "channel_address",
     "define_channel",
     "disable_channel",
     "eve_channel",
@@ -87,6 +89,26 @@ RESERVED_PREFIX = "/eve/"
 _COLON_PARAM = re.compile(r":([A-Za-z_][A-Za-z0-9_]*)")
 _PATH = re.compile(r"^/[A-Za-z0-9._~!$&'()*+,;=:@%/{}-]*$")
 _BRACE_PARAM = re.compile(r"\{([^{}]*)\}")
+
+MAX_ADDRESS_LENGTH = 1024
+"""The longest channel-local address (`ctx.from_(address)`, an alias)."""
+
+
+class InvalidAddress(ValueError):
+    """A channel-local address that is empty, not a string, or too long (a route answers 400)."""
+
+
+def channel_address(channel: str, token: str) -> str:
+    """The store's address for a channel-local token (`<channel>:<token>`).
+
+    Raises:
+        InvalidAddress: An empty or overlong token (a request's data reaches here).
+    """
+    if not isinstance(token, str) or not token:
+        raise InvalidAddress("A channel address must be a non-empty string.")
+    if len(token) > MAX_ADDRESS_LENGTH:
+        raise InvalidAddress(f"A channel address may be at most {MAX_ADDRESS_LENGTH} characters.")
+    return f"{channel}:{token}"
 
 
 @dataclass(frozen=True)

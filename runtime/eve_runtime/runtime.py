@@ -24,6 +24,7 @@ from eve_runtime._version import __version__
 from eve_runtime.actor import LoadedSession, SessionActor
 from eve_runtime.availability import Availability, SessionDormant, SessionStranded, retire_stranded
 from eve_runtime.channel_events import ChannelEvents
+from eve_runtime.channels import channel_address
 from eve_runtime.config import DEFAULT_SUBAGENT_TIMEOUT_MS
 from eve_runtime.delegation import AGENT_TOOL, CHILD_PREFIX
 from eve_runtime.handoff import CodePins
@@ -190,9 +191,7 @@ class Runtime:
             future.set_result(None)
 
     async def _alias_from_channel(self, session_id: str, channel: str, token: str) -> None:
-        if not token:
-            raise ValueError("A channel address must be a non-empty string.")
-        await self.addresses.alias(session_id, f"{channel}:{token}")
+        await self.addresses.alias(session_id, channel_address(channel, token))
 
     # -- agents and children ------------------------------------------------------------------
 

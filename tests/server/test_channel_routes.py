@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from eve_runtime.channels import MAX_ADDRESS_LENGTH
 from eve_runtime.compiler import CompiledApp, compile_app
 from tests.server.support import Harness, harness, scaffold_app
 
@@ -115,6 +116,20 @@ def test_aliases_resolve_and_conflicts_are_409(dev: Harness) -> None:
     assert dev.client.post("/t/alias", json={"thread": "nobody", "alias": "x"}).json() == {"sessionId": None}
     empty = dev.client.post("/t/alias", json={"thread": "one", "alias": ""})
     assert empty.status_code == 400 and empty.json()["code"] == "invalid_address"
+
+
+def test_an_overlong_address_is_refused_everywhere(dev: Harness) -> None:
+    too_long = "x" * (MAX_ADDRESS_LENGTH + 1)
+    sid = dev.client.post("/t/send", json={"thread": "long", "text": "hi"}).json()["sessionId"]
+    refused = dev.client.post("/t/alias", json={"thread": "long", "alias": too_long})
+    assert refused.status_code == 400 and refused.json() == {
+        "ok": False,
+        "error": f"A channel address may be at most {MAX_ADDRESS_LENGTH} characters.",
+        "code": "invalid_address",
+    }
+    with pytest.raises(ValueError, match="at most"):  # what a channel event handler's alias() reaches
+        dev.call(dev.runtime.hooks.alias, sid, "testing", too_long)  # type: ignore[arg-type]
+    assert dev.call(dev.runtime.store.address_holder, f"testing:{too_long}") is None
 
 
 def test_a_fixed_session_handle_never_follows_an_address(dev: Harness) -> None:
