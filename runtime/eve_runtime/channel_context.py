@@ -37,6 +37,8 @@ class SendResult:
     """Whether the send started the session."""
     replaced: str | None = None
     """The stranded session the new one replaced, if it did."""
+    duplicate: bool = False
+    """Whether the send repeated an earlier idempotency key (nothing new was delivered)."""
 
 
 def _control_status(session_id: str | None) -> dict[str, Any]:
@@ -84,7 +86,8 @@ class AddressHandle:
     ) -> SendResult:
         """Send a message: to the address's session, or to a new one that claims the address.
 
-        A repeated `idempotency_key` delivers nothing new and returns the first delivery.
+        A repeated `idempotency_key` delivers nothing new (nor runs `deliver` again) and returns
+        the first delivery, with `duplicate` set.
         `turn_policy` (`"steer"` or `"queue"`) overrides the channel's default for this message.
         `state` (JSON data) seeds the channel state of a session this send creates (merged into
         the channel's initial state) and reaches the channel's `deliver` hook as `payload["state"]`.
@@ -100,9 +103,12 @@ class AddressHandle:
         continued = await self._runtime.addresses.continue_or_create(
             self.address, request.kind, request.payload, idempotency_key=request.idempotency_key, channel_state=seeded
         )
-        result = SendResult(continued.session.id, continued.delivery_id, continued.created, continued.replaced)
-        payload = {"kind": "message", "message": message, "state": state, "created": continued.created}
-        await self._delivered(continued.session.id, {**payload, "deliveryId": continued.delivery_id})
+        result = SendResult(
+            continued.session.id, continued.delivery_id, continued.created, continued.replaced, continued.duplicate
+        )
+        if not continued.duplicate:  # a retry delivers nothing new: `deliver` saw it the first time
+            payload = {"kind": "message", "message": message, "state": state, "created": continued.created}
+            await self._delivered(continued.session.id, {**payload, "deliveryId": continued.delivery_id})
         return result
 
     async def respond(
@@ -125,9 +131,11 @@ class AddressHandle:
             )
         except SessionNotActive:
             raise ApiError(409, "No active session holds this address.", "session_not_active") from None
-        payload = {"kind": "input-responses", "inputResponses": list(input_responses), "state": state}
-        await self._delivered(continued.session.id, {**payload, "created": False, "deliveryId": continued.delivery_id})
-        return SendResult(continued.session.id, continued.delivery_id, False)
+        if not continued.duplicate:
+            payload = {"kind": "input-responses", "inputResponses": list(input_responses), "state": state}
+            payload.update(created=False, deliveryId=continued.delivery_id)
+            await self._delivered(continued.session.id, payload)
+        return SendResult(continued.session.id, continued.delivery_id, False, duplicate=continued.duplicate)
 
     async def cancel(self, turn_id: str | None = None) -> dict[str, Any]:
         """Cancel the running turn: `{"status": "accepted", "sessionId"}` or `{"status": "no_active_turn"}`."""

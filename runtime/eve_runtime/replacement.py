@@ -68,6 +68,8 @@ class Continued:
     """Whether a new session was started with the message."""
     replaced: str | None = None
     """The stranded session the new one replaced, if it did."""
+    duplicate: bool = False
+    """Whether the message repeated an earlier idempotency key (nothing new was delivered)."""
 
 
 class AddressSessions:
@@ -126,10 +128,10 @@ class AddressSessions:
                     raise SessionStranded(record.eve_version)
                 return await self._replace(record, address, payload, idempotency_key, channel_state)
             try:
-                delivery = await self.runtime.deliver(holder_id, kind, payload, idempotency_key=idempotency_key)
+                accepted = await self.runtime.accept(holder_id, kind, payload, idempotency_key=idempotency_key)
             except SessionNotActive:
                 continue
-            return Continued(session=record, delivery_id=delivery.id, created=False)
+            return Continued(record, accepted.delivery.id, created=False, duplicate=accepted.duplicate)
         raise StoreError(f"The session holding {address!r} kept changing; try again.")
 
     async def alias(self, session_id: str, address: str) -> None:
@@ -196,12 +198,12 @@ class AddressSessions:
         session, created = await runtime.store.create_at_address(
             record, first, address, replacing=stranded.id, channel_state=channel_state
         )
-        delivery_id = first.id
+        delivery_id, duplicate = first.id, False
         if created:
             runtime.look_after(session)
         else:  # another message replaced it first (or the address moved on): an ordinary delivery there
-            delivered = await runtime.deliver(session.id, "message", payload, idempotency_key=idempotency_key)
-            delivery_id = delivered.id
+            accepted = await runtime.accept(session.id, "message", payload, idempotency_key=idempotency_key)
+            delivery_id, duplicate = accepted.delivery.id, accepted.duplicate
         lock = self._retiring.setdefault(stranded.id, asyncio.Lock())
         try:
             async with lock:  # concurrent messages retire it once
@@ -211,4 +213,4 @@ class AddressSessions:
         finally:
             if not lock.locked():
                 self._retiring.pop(stranded.id, None)
-        return Continued(session=session, delivery_id=delivery_id, created=created, replaced=stranded.id)
+        return Continued(session, delivery_id, created, replaced=stranded.id, duplicate=duplicate)

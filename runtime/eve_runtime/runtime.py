@@ -41,6 +41,7 @@ from eve_runtime.sources import ROOT_NODE_ID
 from eve_runtime.store.base import (
     DeliveryKind,
     DeliveryRecord,
+    EnqueueResult,
     NewDelivery,
     SessionNotActive,
     SessionRecord,
@@ -365,6 +366,22 @@ class Runtime:
             SessionNotActive: The session is unknown or has ended.
             SessionDormant, SessionStranded: This process does not run the session.
         """
+        return (await self.accept(session_id, kind, payload, idempotency_key=idempotency_key)).delivery
+
+    async def accept(
+        self,
+        session_id: str,
+        kind: DeliveryKind,
+        payload: dict[str, Any],
+        *,
+        idempotency_key: str | None = None,
+    ) -> EnqueueResult:
+        """`deliver`, also telling whether the delivery repeated an earlier idempotency key (`duplicate`).
+
+        Raises:
+            SessionNotActive: The session is unknown or has ended.
+            SessionDormant, SessionStranded: This process does not run the session.
+        """
         actor = self._actors.get(session_id)
         session: SessionRecord | None = None
         if actor is None:  # a running actor means the session runs here; else look at its record once
@@ -386,7 +403,7 @@ class Runtime:
                     session = loaded.session if loaded is not None else await self.store.get_session(session_id)
                 if session is not None and session.status == "active":
                     self._wake(session)
-        return result.delivery
+        return result
 
     async def cancel(self, session_id: str, turn_id: str | None = None) -> bool:
         """Queue a cancel; False when the session is unknown or no longer active (`no_active_turn`)."""
