@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from eve_runtime.availability import SessionDormant, SessionStranded
 from eve_runtime.channel_auth import Principal
-from eve_runtime.channel_state import run_deliver, seed
+from eve_runtime.channel_state import as_json, run_deliver, seed
 from eve_runtime.channels import Channel, channel_address
 from eve_runtime.server_bodies import ApiError, parse_object, read_body, validate_follow_up
 from eve_runtime.store.base import SessionNotActive
@@ -98,8 +98,13 @@ class AddressHandle:
             TypeError: `state` is not JSON data.
         """
         request = validate_follow_up(_message_body(message, turn_policy or self._turn_policy, idempotency_key))
+        if state is not None:
+            as_json(state)  # not JSON data: TypeError before anything is delivered
         definition = self._definition()
-        seeded = seed(self.channel, definition, state) if definition is not None else None
+
+        async def seeded() -> str | None:  # only for a session this send creates
+            return seed(self.channel, definition, state) if definition is not None else None
+
         continued = await self._runtime.addresses.continue_or_create(
             self.address, request.kind, request.payload, idempotency_key=request.idempotency_key, channel_state=seeded
         )

@@ -30,6 +30,7 @@ Messages addressed by session id (the eve HTTP channel) never get here: they ans
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -47,10 +48,13 @@ from eve_runtime.store.base import (
 if TYPE_CHECKING:
     from eve_runtime.runtime import Runtime
 
-__all__ = ["REPLACEMENT_OPERATION", "AddressSessions", "Continued"]
+__all__ = ["REPLACEMENT_OPERATION", "AddressSessions", "Continued", "SeedState"]
 
 REPLACEMENT_OPERATION = "replace:{session_id}"
 """The create-once key of the one fresh session that replaces a stranded session."""
+
+SeedState = Callable[[], Awaitable[str | None]]
+"""Computes the encoded channel state a session created for a message starts with."""
 
 _ATTEMPTS = 8
 """Holder changes one delivery may see (each means the holder ended meanwhile) before giving up."""
@@ -94,12 +98,13 @@ class AddressSessions:
         payload: dict[str, Any],
         *,
         idempotency_key: str | None = None,
-        channel_state: str | None = None,
+        channel_state: SeedState | None = None,
     ) -> Continued:
         """Deliver a channel message to the address's session, starting one when there is none.
 
         Only a message starts a session; other deliveries (answers) need a holder. A session it
-        starts holds `channel_state` (see `eve_runtime.channel_state`) from its creation.
+        starts holds what `channel_state()` returns (see `eve_runtime.channel_state`) from its
+        creation; it is called only when a session is about to be created.
 
         Raises:
             SessionNotActive: No session holds the address and the delivery is not a message.
@@ -113,8 +118,9 @@ class AddressSessions:
                 if kind != "message":
                     raise SessionNotActive("No session holds this address, and only a message starts one.")
                 first = NewDelivery(new_delivery_id(), "message", payload, idempotency_key)
+                seeded = await channel_state() if channel_state is not None else None
                 session, created = await store.create_at_address(
-                    self.runtime.new_record(), first, address, channel_state=channel_state
+                    self.runtime.new_record(), first, address, channel_state=seeded
                 )
                 if created:
                     self.runtime.look_after(session)
@@ -188,15 +194,16 @@ class AddressSessions:
         address: str,
         payload: dict[str, Any],
         idempotency_key: str | None,
-        channel_state: str | None,
+        channel_state: SeedState | None,
     ) -> Continued:
         runtime = self.runtime
         first = NewDelivery(
             new_delivery_id(), "message", {**payload, "predecessor": {"sessionId": stranded.id}}, idempotency_key
         )
         record = runtime.new_record(operation_id=REPLACEMENT_OPERATION.format(session_id=stranded.id))
+        seeded = await channel_state() if channel_state is not None else None
         session, created = await runtime.store.create_at_address(
-            record, first, address, replacing=stranded.id, channel_state=channel_state
+            record, first, address, replacing=stranded.id, channel_state=seeded
         )
         delivery_id, duplicate = first.id, False
         if created:

@@ -339,3 +339,11 @@ def test_a_retried_send_runs_deliver_once(keyed_app: CompiledApp) -> None:
         assert again == {"sessionId": first["sessionId"], "created": False, "duplicate": True}
         assert [e for e in hook_ledger.LEDGER if e[0] == "deliver"] == [("deliver", ANY)]
         assert snapshot(api, first["sessionId"]).state == {"seen": 1}
+
+
+def test_only_the_send_that_creates_a_session_computes_its_seed(keyed_app: CompiledApp) -> None:
+    with served(keyed_app) as api:
+        sids = {api.client.post("/keyed", json={"thread": "s", "text": t}).json()["sessionId"] for t in "abc"}
+        assert len(sids) == 1
+        assert hook_ledger.LEDGER.count(("state()",)) == 1
+        assert snapshot(api, sids.pop()).state == {"seen": 3}
