@@ -73,8 +73,7 @@ class AddressHandle:
         definition = self._definition()
         channels = self._runtime.hooks.channels
         if definition is not None and channels is not None:
-            timeout = self._runtime.options.hook_timeout
-            await run_deliver(channels.states, self.channel, definition, session_id, self.token, payload, timeout)
+            await run_deliver(channels.states, self.channel, definition, session_id, self.token, payload)
 
     async def send(
         self,
@@ -103,7 +102,10 @@ class AddressHandle:
         definition = self._definition()
 
         async def seeded() -> str | None:  # only for a session this send creates
-            return seed(self.channel, definition, state) if definition is not None else None
+            channels = self._runtime.hooks.channels
+            if definition is None or channels is None:
+                return None
+            return await seed(self.channel, definition, state, channels.states.executor, channels.states.timeout)
 
         continued = await self._runtime.addresses.continue_or_create(
             self.address, request.kind, request.payload, idempotency_key=request.idempotency_key, channel_state=seeded

@@ -27,9 +27,7 @@ event is durable; hooks see the projected metadata as `ctx.channel.metadata`:
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import copy
-import inspect
 import json
 import logging
 from collections import deque
@@ -45,6 +43,7 @@ from eve_runtime.dynamic import DynamicResolver
 from eve_runtime.hooks import HookChannel, HookContext, HookHandler, HookSession
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.store.base import EventRow
+from eve_runtime.user_calls import call_user
 
 if TYPE_CHECKING:
     from eve_runtime.actor import SessionActor
@@ -247,15 +246,7 @@ class HookDispatcher:
         """Run one handler; whether it finished without raising or overrunning (logged otherwise)."""
         try:
             async with asyncio.timeout(self.timeout):
-                if inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
-                    getattr(handler, "__call__", None)  # noqa: B004 (an object with an async __call__)
-                ):
-                    result = handler(*args)
-                else:
-                    loop = asyncio.get_running_loop()
-                    result = await loop.run_in_executor(self.executor, contextvars.copy_context().run, handler, *args)
-                if inspect.isawaitable(result):
-                    await result
+                await call_user(self.executor, handler, *args)
             return True
         except TimeoutError:
             logger.warning(

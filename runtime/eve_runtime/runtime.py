@@ -103,7 +103,10 @@ class Runtime:
         self.addresses = AddressSessions(self)
         """Sessions by channel address (what channels send to)."""
         self.hooks = HookDispatcher(
-            self.tool_executor, self.options.hook_timeout, ChannelEvents(store), self._alias_from_channel
+            self.tool_executor,
+            self.options.hook_timeout,
+            ChannelEvents(store, self.tool_executor, self.options.hook_timeout),
+            self._alias_from_channel,
         )
         """Runs the channel event handlers and `agent/hooks/**` for the events sessions emit."""
         self._actors: dict[str, SessionActor] = {}

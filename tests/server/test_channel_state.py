@@ -6,6 +6,7 @@ Also compact and clear by address (`ctx.from_(address).compact()` / `.clear()`).
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -347,3 +348,18 @@ def test_only_the_send_that_creates_a_session_computes_its_seed(keyed_app: Compi
         assert len(sids) == 1
         assert hook_ledger.LEDGER.count(("state()",)) == 1
         assert snapshot(api, sids.pop()).state == {"seen": 3}
+
+
+def test_a_blocking_sync_deliver_neither_freezes_the_server_nor_outlives_its_timeout(
+    keyed_app: CompiledApp, caplog: pytest.LogCaptureFixture
+) -> None:
+    with served(keyed_app) as api:
+        sid = api.client.post("/keyed", json={"thread": "b", "text": "hi"}).json()["sessionId"]
+        states = api.runtime.hooks.channels
+        assert states is not None
+        states.states.timeout = 0.2
+        began = time.monotonic()
+        api.client.post("/keyed", json={"thread": "b", "text": "more", "state": {"block": 1.5}})
+        assert time.monotonic() - began < 1.0  # the timeout fired: the blocked thread is left behind
+        assert "deliver hook of channel keyed failed" in caplog.text
+        assert snapshot(api, sid).state == {"seen": 1}
