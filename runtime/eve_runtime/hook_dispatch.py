@@ -193,7 +193,16 @@ class HookDispatcher:
             while queue.items:
                 agent, context, row = queue.items.popleft()
                 event = json.loads(row.line)
-                channel = await self._run_channel(session_id, agent, event)
+                try:
+                    channel = await self._run_channel(session_id, agent, event)
+                except Exception:  # a store error: the hooks still run (without the channel), the queue goes on
+                    logger.exception(
+                        "session %s: the channel step of %s %s failed; its hooks run without ctx.channel",
+                        session_id,
+                        event.get("type"),
+                        event.get("meta", {}).get("id"),
+                    )
+                    channel = None
                 if channel is not None:
                     context = replace(context, channel=channel)
                 for slug, key, handler in handlers_for(agent, row.type):
