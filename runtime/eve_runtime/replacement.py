@@ -48,7 +48,7 @@ from eve_runtime.store.base import (
 if TYPE_CHECKING:
     from eve_runtime.runtime import Runtime
 
-__all__ = ["REPLACEMENT_OPERATION", "AddressSessions", "Continued", "SeedState"]
+__all__ = ["REPLACEMENT_OPERATION", "AddressContended", "AddressSessions", "Continued", "SeedState"]
 
 REPLACEMENT_OPERATION = "replace:{session_id}"
 """The create-once key of the one fresh session that replaces a stranded session."""
@@ -58,6 +58,10 @@ SeedState = Callable[[], Awaitable[str | None]]
 
 _ATTEMPTS = 8
 """Holder changes one delivery may see (each means the holder ended meanwhile) before giving up."""
+
+
+class AddressContended(StoreError):
+    """The session holding an address kept changing while a message was delivered (try again)."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,7 @@ class AddressSessions:
             SessionNotActive: No session holds the address and the delivery is not a message.
             SessionStranded: The holder is stranded and the delivery carries answers.
             SessionDormant: The holder belongs to an earlier `eve dev` run.
+            AddressContended: The holder kept changing (ended, replaced) while delivering.
         """
         store = self.runtime.store
         for _attempt in range(_ATTEMPTS):
@@ -138,7 +143,7 @@ class AddressSessions:
             except SessionNotActive:
                 continue
             return Continued(record, accepted.delivery.id, created=False, duplicate=accepted.duplicate)
-        raise StoreError(f"The session holding {address!r} kept changing; try again.")
+        raise AddressContended(f"The session holding {address!r} kept changing; try again.")
 
     async def alias(self, session_id: str, address: str) -> None:
         """Add another address to an active session (repeating one it holds is a no-op).
