@@ -73,6 +73,8 @@ class RuntimeOptions:
     """Seconds a background write waits for more events (a fast model's step then takes one write)."""
     hook_timeout: float = 30.0
     """Seconds one hook handler may take before it is logged and no longer waited for."""
+    reset_timeout: float = 30.0
+    """Seconds a reset waits for the session to end before returning anyway (it stays queued and is applied)."""
     cached_sessions: int = 256
     """Recently active sessions kept loaded, so a conversation's next turn does not re-read its history."""
     clock: Callable[[], float] = field(default=time.time)
@@ -416,10 +418,12 @@ class Runtime:
             return False  # nothing of it runs here
         return True
 
-    async def reset(self, session_id: str, reason: str | None = None) -> bool:
+    async def reset(self, session_id: str, reason: str | None = None, *, timeout: float | None = None) -> bool:
         """Retire a session for good and wait until it is done; False when there was no active session.
 
-        A dormant session can be reset too: it is woken just for that.
+        The wait lasts at most `timeout` seconds (`RuntimeOptions.reset_timeout` by default): the
+        reset is durably queued by then and will be applied, so it returns True (logged). A dormant
+        session can be reset too: it is woken just for that.
         """
         record = await self.store.get_session(session_id)
         if record is not None and record.status == "active" and self.availability.stranded(record):
@@ -439,7 +443,12 @@ class Runtime:
             session = await self.store.get_session(session_id)
             if session is not None and session.status != "active":
                 self.acknowledge(delivery.id)
-            await future
+            limit = self.options.reset_timeout if timeout is None else timeout
+            try:
+                async with asyncio.timeout(limit):
+                    await future
+            except TimeoutError:
+                logger.warning("session %s: the reset was queued but not applied within %gs", session_id, limit)
         finally:
             self._acks.pop(delivery.id, None)
         return True
