@@ -35,12 +35,13 @@ import copy
 import json
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
 from eve_runtime.channels import Channel
+from eve_runtime.keyed_locks import KeyedLocks
 from eve_runtime.store.base import Store, StoreError
 from eve_runtime.user_calls import call_user
 
@@ -157,7 +158,7 @@ class ChannelStates:
         self.timeout = timeout
         """Seconds each of those may take (the hook timeout)."""
         self._cache: OrderedDict[str, ChannelSnapshot | None] = OrderedDict()
-        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        self._locks = KeyedLocks()
 
     async def load(self, session_id: str) -> ChannelSnapshot | None:
         """The session's snapshot, None when it has none."""
@@ -180,19 +181,8 @@ class ChannelStates:
         async with self._guard(session_id):
             return await self.load(session_id)
 
-    @contextlib.asynccontextmanager
-    async def _guard(self, session_id: str) -> AsyncIterator[None]:
-        lock, users = self._locks.get(session_id) or (asyncio.Lock(), 0)
-        self._locks[session_id] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._locks[session_id]
-            if users == 1:
-                del self._locks[session_id]
-            else:
-                self._locks[session_id] = (lock, users - 1)
+    def _guard(self, session_id: str) -> contextlib.AbstractAsyncContextManager[None]:
+        return self._locks.hold(session_id)
 
     async def update(
         self, session_id: str, name: str, channel: Channel, change: Callable[[Any], Awaitable[Any]]

@@ -29,12 +29,11 @@ Messages addressed by session id (the eve HTTP channel) never get here: they ans
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from eve_runtime.availability import SessionDormant, SessionStranded, retire_stranded
+from eve_runtime.availability import SessionDormant, SessionStranded, retire_once
 from eve_runtime.ids import new_delivery_id
 from eve_runtime.store.base import (
     AddressInUse,
@@ -85,7 +84,6 @@ class AddressSessions:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self._retiring: dict[str, asyncio.Lock] = {}
 
     async def holder(self, address: str) -> SessionRecord | None:
         """The active session holding the address, if any."""
@@ -216,13 +214,5 @@ class AddressSessions:
         else:  # another message replaced it first (or the address moved on): an ordinary delivery there
             accepted = await runtime.accept(session.id, "message", payload, idempotency_key=idempotency_key)
             delivery_id, duplicate = accepted.delivery.id, accepted.duplicate
-        lock = self._retiring.setdefault(stranded.id, asyncio.Lock())
-        try:
-            async with lock:  # concurrent messages retire it once
-                current = await runtime.store.get_session(stranded.id)
-                if current is not None and current.status == "active":
-                    await retire_stranded(runtime.store, current, "message")
-        finally:
-            if not lock.locked():
-                self._retiring.pop(stranded.id, None)
+        await retire_once(runtime.store, runtime.retiring, stranded.id, "message")  # once, however many race
         return Continued(session, delivery_id, created, replaced=stranded.id, duplicate=duplicate)

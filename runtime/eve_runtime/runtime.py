@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from eve_runtime._version import __version__
 from eve_runtime.actor import LoadedSession, SessionActor
-from eve_runtime.availability import Availability, SessionDormant, SessionStranded, retire_stranded
+from eve_runtime.availability import Availability, SessionDormant, SessionStranded, retire_once
 from eve_runtime.channel_events import ChannelEvents
 from eve_runtime.channels import channel_address
 from eve_runtime.config import DEFAULT_SUBAGENT_TIMEOUT_MS
@@ -30,6 +30,7 @@ from eve_runtime.delegation import AGENT_TOOL, CHILD_PREFIX
 from eve_runtime.handoff import CodePins
 from eve_runtime.hook_dispatch import HookDispatcher
 from eve_runtime.ids import new_delivery_id, new_session_id
+from eve_runtime.keyed_locks import KeyedLocks
 from eve_runtime.messages import ToolCall
 from eve_runtime.models import resolve_model
 from eve_runtime.models.base import Model
@@ -102,6 +103,8 @@ class Runtime:
         self.options = options or RuntimeOptions()
         self.mode = mode
         self.tool_executor = ThreadPoolExecutor(max_workers=self.options.tool_threads, thread_name_prefix="eve-tool")
+        self.retiring = KeyedLocks()
+        """Per-session locks under which stranded sessions are retired (once, however many callers race)."""
         self.addresses = AddressSessions(self)
         """Sessions by channel address (what channels send to)."""
         self.hooks = HookDispatcher(
@@ -427,7 +430,7 @@ class Runtime:
         """
         record = await self.store.get_session(session_id)
         if record is not None and record.status == "active" and self.availability.stranded(record):
-            await retire_stranded(self.store, record, "reset")
+            await retire_once(self.store, self.retiring, session_id, "reset")  # lost to a concurrent retire: done too
             return True
         if record is not None:
             self.availability.wake_for_reset(record)
