@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from eve_runtime.availability import SessionDormant, SessionStranded
 from eve_runtime.channel_auth import Principal
 from eve_runtime.channel_state import as_json, run_deliver, seed
 from eve_runtime.channels import Channel, channel_address
@@ -226,7 +225,7 @@ class SessionHandle:
 
     async def compact(self) -> bool:
         """Queue a compaction; False when it is not active (or stranded: nothing to compact)."""
-        return await self._control("compact")
+        return await self._runtime.control(self.id, "compact")
 
     async def clear(self) -> bool:
         """Queue a clear of its model history; False when it is not active.
@@ -234,18 +233,7 @@ class SessionHandle:
         Raises:
             SessionStranded, SessionDormant: It cannot run here.
         """
-        return await self._control("clear")
-
-    async def _control(self, kind: Literal["compact", "clear"]) -> bool:
-        try:
-            await self._runtime.deliver(self.id, kind, {})
-        except SessionNotActive:
-            return False
-        except (SessionDormant, SessionStranded):
-            if kind == "compact":
-                return False
-            raise
-        return True
+        return await self._runtime.control(self.id, "clear")
 
     async def reset(self, reason: str | None = None) -> bool:
         """End it for good; False when it was not active."""

@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from eve_runtime.availability import SessionDormant, SessionStranded, retire_once
+from eve_runtime.availability import SessionStranded, retire_once
 from eve_runtime.ids import new_delivery_id
 from eve_runtime.store.base import (
     AddressInUse,
@@ -165,23 +165,16 @@ class AddressSessions:
     async def control(self, address: str, kind: Literal["compact", "clear"]) -> str | None:
         """Queue a compact or a clear for the address's session; its id, or None when no session holds it.
 
-        As by session id: a stranded holder has nothing to compact (None) and refuses a clear.
+        As by session id (`Runtime.control`): a stranded holder has nothing to compact (None) and
+        refuses a clear.
 
         Raises:
             SessionStranded: A clear for a stranded holder.
             SessionDormant: A clear for a holder of an earlier `eve dev` run.
         """
         holder = await self.holder(address)
-        if holder is None:
+        if holder is None or not await self.runtime.control(holder.id, kind):
             return None
-        try:
-            await self.runtime.deliver(holder.id, kind, {})
-        except SessionNotActive:
-            return None
-        except (SessionDormant, SessionStranded):
-            if kind == "compact":
-                return None
-            raise
         return holder.id
 
     async def reset(self, address: str, reason: str | None = None) -> str | None:

@@ -421,6 +421,24 @@ class Runtime:
             return False  # nothing of it runs here
         return True
 
+    async def control(self, session_id: str, kind: Literal["compact", "clear"]) -> bool:
+        """Queue a compact or a clear; False when the session is unknown or no longer active.
+
+        A stranded or dormant session has nothing to compact here (False) and refuses a clear.
+
+        Raises:
+            SessionDormant, SessionStranded: A clear for a session this process does not run.
+        """
+        try:
+            await self.deliver(session_id, kind, {})
+        except SessionNotActive:
+            return False
+        except (SessionDormant, SessionStranded):
+            if kind == "compact":
+                return False
+            raise
+        return True
+
     async def reset(self, session_id: str, reason: str | None = None, *, timeout: float | None = None) -> bool:
         """Retire a session for good and wait until it is done; False when there was no active session.
 

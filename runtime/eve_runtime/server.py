@@ -212,19 +212,14 @@ class _Api:
         async def handle(request: Request) -> Response:
             session_id = request.path_params["sessionId"]
             validate_control(await self._body(request))
-            inactive = json_response({"ok": True, "status": "no_active_session"})
-            if not is_session_id(session_id):
-                return inactive
-            try:
-                await self.runtime.deliver(session_id, kind, {})
-            except SessionNotActive:
-                return inactive
-            except (SessionDormant, SessionStranded) as exc:
-                if kind == "compact":  # as eve answers for a stranded session: nothing to compact here
-                    return inactive
-                if isinstance(exc, SessionDormant):
-                    raise ApiError(409, str(exc), "session_dormant") from None
+            try:  # a stranded session has nothing to compact, as eve answers
+                queued = is_session_id(session_id) and await self.runtime.control(session_id, kind)
+            except SessionDormant as exc:
+                raise ApiError(409, str(exc), "session_dormant") from None
+            except SessionStranded as exc:
                 raise _stranded(exc) from None
+            if not queued:
+                return json_response({"ok": True, "status": "no_active_session"})
             return json_response({"ok": True, "sessionId": session_id, "status": "accepted"}, 202)
 
         return handle
