@@ -38,10 +38,10 @@ from typing import TYPE_CHECKING, Any
 
 from eve_runtime.channel_events import Binding, ChannelEvent, ChannelEvents, session_channel
 from eve_runtime.channel_state import as_json
-from eve_runtime.context import ParentInfo, Predecessor
 from eve_runtime.dynamic import DynamicResolver
 from eve_runtime.hooks import HookChannel, HookContext, HookHandler, HookSession
 from eve_runtime.runtime_agent import RuntimeAgent
+from eve_runtime.session_state import lineage
 from eve_runtime.store.base import EventRow
 from eve_runtime.user_calls import call_user
 
@@ -70,16 +70,9 @@ def observes(agent: RuntimeAgent, event_types: Sequence[str]) -> bool:
 
 def hook_context(actor: SessionActor) -> HookContext:
     """The context a session's hooks receive."""
-    state = actor.state
-    parent = state.parent
+    parent, predecessor = lineage(actor.state)
     return HookContext(
-        session=HookSession(
-            id=actor.session_id,
-            parent=ParentInfo(parent.session_id, parent.call_id, parent.task_id, parent.turn_id, parent.name)
-            if parent is not None
-            else None,
-            predecessor=Predecessor(state.predecessor) if state.predecessor is not None else None,
-        ),
+        session=HookSession(id=actor.session_id, parent=parent, predecessor=predecessor),
         agent_name=actor.agent.name,
         node_id=actor.agent.manifest.node_id,
     )
