@@ -26,11 +26,11 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from eve_runtime.addresses import AddressContended
 from eve_runtime.availability import SessionDormant, SessionStranded
 from eve_runtime.channel_auth import AuthError, AuthFn, Principal
 from eve_runtime.channel_context import RouteContext
 from eve_runtime.channels import Channel, ChannelRoute, InvalidAddress, is_eve_path
-from eve_runtime.replacement import AddressContended
 from eve_runtime.server_auth import Authenticator, AuthFailure
 from eve_runtime.server_bodies import ApiError, error_response, json_response
 from eve_runtime.store.base import AddressInUse, AddressLimitReached, SessionNotActive

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from eve_runtime._version import __version__
 from eve_runtime.actor import LoadedSession, SessionActor
+from eve_runtime.addresses import AddressSessions
 from eve_runtime.availability import Availability, SessionDormant, SessionStranded, retire_once
 from eve_runtime.channel_events import ChannelEvents
 from eve_runtime.channels import channel_address
@@ -34,7 +35,6 @@ from eve_runtime.keyed_locks import KeyedLocks
 from eve_runtime.messages import ToolCall
 from eve_runtime.models import resolve_model
 from eve_runtime.models.base import Model
-from eve_runtime.replacement import AddressSessions
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.session_reader import bind_store, unbind_default
 from eve_runtime.session_state import TaskState

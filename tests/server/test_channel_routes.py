@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from eve_runtime.addresses import AddressContended
 from eve_runtime.channels import MAX_ADDRESS_LENGTH
 from eve_runtime.compiler import CompiledApp, compile_app
-from eve_runtime.replacement import AddressContended
 from eve_runtime.store.base import AddressLimitReached
 from tests.server.support import Harness, harness, scaffold_app
 
