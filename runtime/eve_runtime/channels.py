@@ -26,7 +26,9 @@ channel = define_channel(routes=[POST("/webhook/messages", receive)], events={"m
   [`RouteContext`][eve_runtime.channel_context.RouteContext]; it returns a dict or list (JSON,
   200), `(body, status)`, a string, a starlette `Response`, or None (204). Make it `async` to
   use `ctx`'s operations; a plain function runs on the server's event loop, so keep it quick.
-  Whatever it raises becomes a JSON error: 4xx for refused deliveries, a logged 500 for bugs.
+  Whatever it raises becomes a JSON error: 4xx for refused deliveries and bad input (a
+  `ValueError` is 400), 503 when an address's holder kept changing, a logged 500 for bugs.
+  Paths under `/eve/` always reach eve's own routes, whatever a route's pattern would match.
 - `ctx.from_(address)` binds the operations to a channel-local address (a thread id, a phone
   number): `send` continues the address's session or starts one that claims it, `respond`,
   `cancel`, `reset` (also `end`) and `alias`. Addresses are namespaced by the channel's name.
