@@ -30,15 +30,15 @@ async def _store(*sessions: str) -> MemoryStore:
     return store
 
 
-def test_seed_merges_the_sends_state_into_the_initial_state_and_projects_it() -> None:
-    seeded = seed("c", COUNTER, {"topic": "x"})
+async def test_seed_merges_the_sends_state_into_the_initial_state_and_projects_it() -> None:
+    seeded = await seed("c", COUNTER, {"topic": "x"})
     assert seeded is not None
     assert ChannelSnapshot.decode(seeded) == ChannelSnapshot({"n": 0, "topic": "x"}, {"n": 0})
-    assert seed("c", define_channel(), None) is None  # nothing to keep
-    assert json.loads(seed("c", define_channel(), [1]) or "") == {"state": [1], "metadata": None}
-    assert ChannelSnapshot.decode(seed("c", define_channel(state={"a": 1}), 5) or "").state == 5
+    assert await seed("c", define_channel(), None) is None  # nothing to keep
+    assert json.loads(await seed("c", define_channel(), [1]) or "") == {"state": [1], "metadata": None}
+    assert ChannelSnapshot.decode(await seed("c", define_channel(state={"a": 1}), 5) or "").state == 5
     with pytest.raises(TypeError):
-        seed("c", COUNTER, {"bad": object()})
+        await seed("c", COUNTER, {"bad": object()})
 
 
 async def test_update_projects_and_saves_only_what_changed() -> None:

@@ -23,7 +23,7 @@ from eve_runtime.crashpoints import crashpoint
 from eve_runtime.delegation import CHILD_PREFIX, cancel_tasks, settle_task
 from eve_runtime.dynamic_tools import DynamicTools, restore_dynamic_tools
 from eve_runtime.emitter import Emitter
-from eve_runtime.handoff import busy, settle_build
+from eve_runtime.handoff import busy, moves_for, settle_build
 from eve_runtime.hook_dispatch import hook_context
 from eve_runtime.messages import Message, MessageAdapter, UserMessage
 from eve_runtime.models.base import Finish, Model
@@ -124,7 +124,8 @@ class SessionActor:
                 if not busy(self.state):
                     self.runtime.pins.release(self.session_id)
                 return
-            await settle_build(self)
+            # an idle session moves only for work that runs its code (not to be cancelled or reset)
+            await settle_build(self, move=busy(self.state) or (bool(self._inbox) and moves_for(self._inbox[0])))
             if busy(self.state) and self._inbox:
                 self._queued_through = self._inbox[-1].seq  # accepted while it worked: handled on this build
             await self._recover()
@@ -143,8 +144,13 @@ class SessionActor:
                 elif turn.waiting_on_tasks and await handle_while_waiting(self, None) == "resumed":
                     continue  # a task timed out, or the wait did
                 delivery = self._take(lambda d: d.id not in self._deferred)
-                if delivery is not None and turn is None and delivery.seq > self._queued_through:
-                    await settle_build(self)  # the session is idle: a fresh delivery may move it
+                if (
+                    delivery is not None
+                    and turn is None
+                    and delivery.seq > self._queued_through
+                    and moves_for(delivery)
+                ):
+                    await settle_build(self)  # the session is idle: a fresh message (answers, compact, clear) moves it
                 if delivery is not None and turn is not None:
                     if turn.awaiting is not None:
                         handled = await handle_while_parked(self, delivery)

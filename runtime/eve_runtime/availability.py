@@ -15,13 +15,15 @@ import logging
 from eve_runtime._version import __version__
 from eve_runtime.emitter import Emitter
 from eve_runtime.errors import RuntimeFailure
-from eve_runtime.store.base import SessionRecord, Store
+from eve_runtime.keyed_locks import KeyedLocks
+from eve_runtime.store.base import EventIndexConflict, SessionRecord, Store
 
 __all__ = [
     "DORMANT_MESSAGE",
     "Availability",
     "SessionDormant",
     "SessionStranded",
+    "retire_once",
     "retire_stranded",
 ]
 
@@ -104,5 +106,27 @@ async def retire_stranded(store: Store, session: SessionRecord, trigger: str) ->
     )
     emitter = Emitter(store, session.id, await store.event_count(session.id))
     emitter.emit("session.completed", {})
-    await emitter.commit(status="reset")
-    await emitter.close()
+    try:
+        await emitter.commit(status="reset")
+    finally:
+        await emitter.close()
+
+
+async def retire_once(store: Store, locks: KeyedLocks, session_id: str, trigger: str) -> bool:
+    """Retire a stranded session unless it has ended already; whether this call retired it.
+
+    Callers that race (a reset, messages replacing it) hold the session's lock in turn, so it is
+    retired once; a race lost to another process (its write came first) is a no-op too.
+    """
+    async with locks.hold(session_id):
+        current = await store.get_session(session_id)
+        if current is None or current.status != "active":
+            return False
+        try:
+            await retire_stranded(store, current, trigger)
+        except EventIndexConflict:
+            after = await store.get_session(session_id)
+            if after is not None and after.status != "active":
+                return False  # someone else retired it first
+            raise
+        return True

@@ -12,9 +12,10 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from eve_runtime.context import AbortSignal, ParentInfo, Predecessor, ToolContext
+from eve_runtime.context import AbortSignal, ToolContext
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.messages import ToolCall
+from eve_runtime.session_state import lineage
 from eve_runtime.tool_runner import ToolOutcome, cancelled_outcome, run_tool
 from eve_runtime.workflow import CallHost, QuestionBoard, ServeInbox
 
@@ -48,7 +49,7 @@ class CallBatch:
     def _context(self, call: ToolCall, journal: list[dict[str, Any]] | None) -> ToolContext:
         actor = self.actor
         turn = actor.turn
-        parent = actor.state.parent
+        parent, predecessor = lineage(actor.state)
         abort = AbortSignal()
         self._aborts[call.id] = abort
         return ToolContext(
@@ -58,10 +59,8 @@ class CallBatch:
             call_id=call.id,
             tool_name=call.name,
             principal_id=actor.runtime.principal_id,
-            parent=ParentInfo(parent.session_id, parent.call_id, parent.task_id, parent.turn_id, parent.name)
-            if parent is not None
-            else None,
-            predecessor=Predecessor(actor.state.predecessor) if actor.state.predecessor is not None else None,
+            parent=parent,
+            predecessor=predecessor,
             abort_signal=abort,
             host=CallHost(actor, self.questions, call, self.coordinates, abort, journal, self.serve_inbox),
         )

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from eve_runtime.availability import SessionDormant, SessionStranded
 from eve_runtime.channel_auth import Principal
-from eve_runtime.channel_state import run_deliver, seed
-from eve_runtime.channels import Channel
+from eve_runtime.channel_state import as_json, run_deliver, seed
+from eve_runtime.channels import Channel, channel_address
 from eve_runtime.server_bodies import ApiError, parse_object, read_body, validate_follow_up
 from eve_runtime.store.base import SessionNotActive
 
@@ -25,21 +24,6 @@ if TYPE_CHECKING:
     from eve_runtime.runtime import Runtime
 
 __all__ = ["AddressHandle", "RouteContext", "SendResult", "SessionHandle", "channel_address"]
-
-MAX_ADDRESS_LENGTH = 1024
-
-
-def channel_address(channel: str, token: str) -> str:
-    """The store's address for a channel-local token (`<channel>:<token>`).
-
-    Raises:
-        ApiError: 400 for an empty or overlong token (a request's data reaches here).
-    """
-    if not isinstance(token, str) or not token:
-        raise ApiError(400, "A channel address must be a non-empty string.", "invalid_address")
-    if len(token) > MAX_ADDRESS_LENGTH:
-        raise ApiError(400, f"A channel address may be at most {MAX_ADDRESS_LENGTH} characters.", "invalid_address")
-    return f"{channel}:{token}"
 
 
 @dataclass(frozen=True)
@@ -52,6 +36,8 @@ class SendResult:
     """Whether the send started the session."""
     replaced: str | None = None
     """The stranded session the new one replaced, if it did."""
+    duplicate: bool = False
+    """Whether the send repeated an earlier idempotency key (nothing new was delivered)."""
 
 
 def _control_status(session_id: str | None) -> dict[str, Any]:
@@ -86,8 +72,7 @@ class AddressHandle:
         definition = self._definition()
         channels = self._runtime.hooks.channels
         if definition is not None and channels is not None:
-            timeout = self._runtime.options.hook_timeout
-            await run_deliver(channels.states, self.channel, definition, session_id, self.token, payload, timeout)
+            await run_deliver(channels.states, self.channel, definition, session_id, self.token, payload)
 
     async def send(
         self,
@@ -99,7 +84,8 @@ class AddressHandle:
     ) -> SendResult:
         """Send a message: to the address's session, or to a new one that claims the address.
 
-        A repeated `idempotency_key` delivers nothing new and returns the first delivery.
+        A repeated `idempotency_key` delivers nothing new (nor runs `deliver` again) and returns
+        the first delivery, with `duplicate` set.
         `turn_policy` (`"steer"` or `"queue"`) overrides the channel's default for this message.
         `state` (JSON data) seeds the channel state of a session this send creates (merged into
         the channel's initial state) and reaches the channel's `deliver` hook as `payload["state"]`.
@@ -110,14 +96,25 @@ class AddressHandle:
             TypeError: `state` is not JSON data.
         """
         request = validate_follow_up(_message_body(message, turn_policy or self._turn_policy, idempotency_key))
+        if state is not None:
+            as_json(state)  # not JSON data: TypeError before anything is delivered
         definition = self._definition()
-        seeded = seed(self.channel, definition, state) if definition is not None else None
+
+        async def seeded() -> str | None:  # only for a session this send creates
+            channels = self._runtime.hooks.channels
+            if definition is None or channels is None:
+                return None
+            return await seed(self.channel, definition, state, channels.states.executor, channels.states.timeout)
+
         continued = await self._runtime.addresses.continue_or_create(
             self.address, request.kind, request.payload, idempotency_key=request.idempotency_key, channel_state=seeded
         )
-        result = SendResult(continued.session.id, continued.delivery_id, continued.created, continued.replaced)
-        payload = {"kind": "message", "message": message, "state": state, "created": continued.created}
-        await self._delivered(continued.session.id, {**payload, "deliveryId": continued.delivery_id})
+        result = SendResult(
+            continued.session.id, continued.delivery_id, continued.created, continued.replaced, continued.duplicate
+        )
+        if not continued.duplicate:  # a retry delivers nothing new: `deliver` saw it the first time
+            payload = {"kind": "message", "message": message, "state": state, "created": continued.created}
+            await self._delivered(continued.session.id, {**payload, "deliveryId": continued.delivery_id})
         return result
 
     async def respond(
@@ -140,9 +137,11 @@ class AddressHandle:
             )
         except SessionNotActive:
             raise ApiError(409, "No active session holds this address.", "session_not_active") from None
-        payload = {"kind": "input-responses", "inputResponses": list(input_responses), "state": state}
-        await self._delivered(continued.session.id, {**payload, "created": False, "deliveryId": continued.delivery_id})
-        return SendResult(continued.session.id, continued.delivery_id, False)
+        if not continued.duplicate:
+            payload = {"kind": "input-responses", "inputResponses": list(input_responses), "state": state}
+            payload.update(created=False, deliveryId=continued.delivery_id)
+            await self._delivered(continued.session.id, payload)
+        return SendResult(continued.session.id, continued.delivery_id, False, duplicate=continued.duplicate)
 
     async def cancel(self, turn_id: str | None = None) -> dict[str, Any]:
         """Cancel the running turn: `{"status": "accepted", "sessionId"}` or `{"status": "no_active_turn"}`."""
@@ -226,7 +225,7 @@ class SessionHandle:
 
     async def compact(self) -> bool:
         """Queue a compaction; False when it is not active (or stranded: nothing to compact)."""
-        return await self._control("compact")
+        return await self._runtime.control(self.id, "compact")
 
     async def clear(self) -> bool:
         """Queue a clear of its model history; False when it is not active.
@@ -234,18 +233,7 @@ class SessionHandle:
         Raises:
             SessionStranded, SessionDormant: It cannot run here.
         """
-        return await self._control("clear")
-
-    async def _control(self, kind: Literal["compact", "clear"]) -> bool:
-        try:
-            await self._runtime.deliver(self.id, kind, {})
-        except SessionNotActive:
-            return False
-        except (SessionDormant, SessionStranded):
-            if kind == "compact":
-                return False
-            raise
-        return True
+        return await self._runtime.control(self.id, "clear")
 
     async def reset(self, reason: str | None = None) -> bool:
         """End it for good; False when it was not active."""

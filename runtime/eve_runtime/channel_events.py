@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -73,9 +74,9 @@ class ChannelEvent:
 class ChannelEvents:
     """Finds the channel of a session (cached) and its handlers for an event."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, executor: Executor | None = None, timeout: float = 30.0) -> None:
         self.store = store
-        self.states = ChannelStates(store)
+        self.states = ChannelStates(store, executor, timeout)
         """The sessions' channel state and metadata."""
         self._bindings: OrderedDict[str, Binding | None] = OrderedDict()
 

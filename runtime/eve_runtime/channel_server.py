@@ -3,9 +3,12 @@
 [`ChannelRouter`] sits in front of the `/eve/v1` app. For each request it looks at the channels
 of the generation being served (`runtime.agent`, so `eve dev`'s reloads take effect at once):
 a route that matches is answered by its channel (auth chain first, then the handler); a path a
-channel serves with another method is 405; anything else goes on to eve's routes. Whatever a
+channel serves with another method is 405; anything else goes on to eve's routes. A path under
+`/eve/` always goes to eve's routes, whatever a channel's pattern (`/{a}/{b}/{c}`) would match. Whatever a
 handler raises becomes a JSON error body (`{"ok": false, "error", "code"}`): 4xx for bad input
-and refused deliveries, a logged 500 with an `errorId` for bugs.
+(a `ValueError` is 400) and refused deliveries (409 for an address in use or a session at its
+address limit), 503 with `retry-after` when an address's holder kept changing, and a logged 500
+with an `errorId` for bugs.
 """
 
 from __future__ import annotations
@@ -23,13 +26,14 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from eve_runtime.addresses import AddressContended
 from eve_runtime.availability import SessionDormant, SessionStranded
 from eve_runtime.channel_auth import AuthError, AuthFn, Principal
 from eve_runtime.channel_context import RouteContext
-from eve_runtime.channels import Channel, ChannelRoute
+from eve_runtime.channels import Channel, ChannelRoute, InvalidAddress, is_eve_path
 from eve_runtime.server_auth import Authenticator, AuthFailure
 from eve_runtime.server_bodies import ApiError, error_response, json_response
-from eve_runtime.store.base import AddressInUse, SessionNotActive
+from eve_runtime.store.base import AddressInUse, AddressLimitReached, SessionNotActive
 
 if TYPE_CHECKING:
     from eve_runtime.runtime import Runtime
@@ -41,6 +45,7 @@ logger = logging.getLogger("eve.channels")
 
 UNAUTHORIZED = "Missing or invalid credentials for this route."
 CHALLENGE = {"www-authenticate": "Bearer"}
+RETRY_SOON = {"retry-after": "1"}
 
 
 async def run_auth(chain: Sequence[AuthFn], request: Request) -> Principal | AuthFailure:
@@ -59,7 +64,9 @@ async def run_auth(chain: Sequence[AuthFn], request: Request) -> Principal | Aut
         if isinstance(result, Principal):
             return result
         if result is not None:
-            logger.warning("an auth function returned %r, not a Principal or None; the request is refused", result)
+            logger.warning(  # the type only: what it returned may be a credential
+                "an auth function returned a %s, not a Principal or None; the request is refused", type(result).__name__
+            )
             return AuthFailure(401, UNAUTHORIZED, "unauthorized", CHALLENGE)
     return AuthFailure(401, UNAUTHORIZED, "unauthorized", CHALLENGE)
 
@@ -146,7 +153,7 @@ class ChannelRouter:
         return self._entries
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        entries = self._current() if scope["type"] == "http" else []
+        entries = self._current() if scope["type"] == "http" and not is_eve_path(scope["path"]) else []
         partial = False
         for entry in entries:
             match, child = entry.route.matches(scope)
@@ -193,8 +200,19 @@ class ChannelRouter:
             return error_response(ApiError(409, str(exc), "session_not_active"))
         except AddressInUse as exc:
             return error_response(ApiError(409, str(exc), "address_in_use"))
+        except AddressLimitReached as exc:
+            return error_response(ApiError(409, str(exc), "address_limit_reached"))
+        except AddressContended as exc:
+            return error_response(ApiError(503, str(exc), "address_contended", headers=RETRY_SOON))
+        except InvalidAddress as exc:
+            return error_response(ApiError(400, str(exc), "invalid_address"))
         except json.JSONDecodeError:
             return error_response(ApiError(400, "Invalid JSON body.", "invalid_json"))
+        except UnicodeDecodeError:
+            return error_response(ApiError(400, "The request body is not valid UTF-8.", "invalid_body"))
+        except ValueError as exc:  # a body the handler could not use
+            logger.info("the %s channel refused a request: %s", entry.name, exc)
+            return error_response(ApiError(400, str(exc)[:500] or "Bad request.", "bad_request"))
         except Exception:  # a bug in the handler: a logged 500
             return _internal_error(
                 f"The {entry.name} channel failed to answer {entry.definition.method} {request.url.path[:200]}."

@@ -32,18 +32,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import inspect
 import json
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
 from eve_runtime.channels import Channel
+from eve_runtime.keyed_locks import KeyedLocks
 from eve_runtime.store.base import Store, StoreError
+from eve_runtime.user_calls import call_user
 
-__all__ = ["ChannelDelivery", "ChannelSnapshot", "ChannelStates", "as_json", "project", "run_deliver", "seed"]
+__all__ = [
+    "ChannelDelivery",
+    "ChannelSnapshot",
+    "ChannelStates",
+    "as_json",
+    "initial_state",
+    "project",
+    "run_deliver",
+    "seed",
+]
 
 logger = logging.getLogger("eve.channels")
 
@@ -90,18 +101,39 @@ class ChannelDelivery:
     """The session's channel state: change it in place or assign it."""
 
 
-def project(name: str, channel: Channel, state: Any, previous: Any) -> Any:
-    """`channel.metadata(state)` as JSON; `previous` when it raises or returns something else (logged)."""
+async def project(
+    name: str, channel: Channel, state: Any, previous: Any, executor: Executor | None = None, timeout: float = 30.0
+) -> Any:
+    """`channel.metadata(state)` as JSON; `previous` when it raises, overruns or returns something else (logged).
+
+    A sync `metadata` runs on `executor`'s threads (see `eve_runtime.user_calls`).
+    """
     if channel.metadata is None:
         return None
     try:
-        return as_json(channel.metadata(copy.deepcopy(state)))
+        async with asyncio.timeout(timeout):
+            return as_json(await call_user(executor, channel.metadata, copy.deepcopy(state)))
     except Exception:
         logger.exception("the metadata(state) of channel %s failed; its previous metadata stays", name)
         return previous
 
 
-def seed(name: str, channel: Channel, state: Any) -> str | None:
+async def initial_state(channel: Channel, executor: Executor | None = None, timeout: float = 30.0) -> Any:
+    """A fresh copy of the channel's initial state as JSON (a `state()` function runs like `metadata`).
+
+    Raises:
+        TypeError, ValueError: It is not JSON data.
+        TimeoutError: `state()` overran `timeout`.
+    """
+    if not callable(channel.state):
+        return as_json(channel.state)
+    async with asyncio.timeout(timeout):
+        return as_json(await call_user(executor, channel.state))
+
+
+async def seed(
+    name: str, channel: Channel, state: Any, executor: Executor | None = None, timeout: float = 30.0
+) -> str | None:
     """The encoded snapshot a session that `send(..., state=state)` creates starts with (None: nothing to keep).
 
     Raises:
@@ -109,20 +141,24 @@ def seed(name: str, channel: Channel, state: Any) -> str | None:
     """
     if not channel.stateful and state is None:
         return None
-    value = as_json(channel.initial_state())
+    value = await initial_state(channel, executor, timeout)
     if state is not None:
         given = as_json(state)
         value = {**value, **given} if isinstance(value, dict) and isinstance(given, dict) else given
-    return ChannelSnapshot(value, project(name, channel, value, None)).encode()
+    return ChannelSnapshot(value, await project(name, channel, value, None, executor, timeout)).encode()
 
 
 class ChannelStates:
     """Loads, changes and saves sessions' channel state (cached; one lock per session)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, executor: Executor | None = None, timeout: float = 30.0) -> None:
         self.store = store
+        self.executor = executor
+        """Where the channels' sync `state()`, `metadata` and `deliver` run (the tool threads)."""
+        self.timeout = timeout
+        """Seconds each of those may take (the hook timeout)."""
         self._cache: OrderedDict[str, ChannelSnapshot | None] = OrderedDict()
-        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        self._locks = KeyedLocks()
 
     async def load(self, session_id: str) -> ChannelSnapshot | None:
         """The session's snapshot, None when it has none."""
@@ -145,19 +181,8 @@ class ChannelStates:
         async with self._guard(session_id):
             return await self.load(session_id)
 
-    @contextlib.asynccontextmanager
-    async def _guard(self, session_id: str) -> AsyncIterator[None]:
-        lock, users = self._locks.get(session_id) or (asyncio.Lock(), 0)
-        self._locks[session_id] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._locks[session_id]
-            if users == 1:
-                del self._locks[session_id]
-            else:
-                self._locks[session_id] = (lock, users - 1)
+    def _guard(self, session_id: str) -> contextlib.AbstractAsyncContextManager[None]:
+        return self._locks.hold(session_id)
 
     async def update(
         self, session_id: str, name: str, channel: Channel, change: Callable[[Any], Awaitable[Any]]
@@ -168,7 +193,7 @@ class ChannelStates:
         """
         async with self._guard(session_id):
             current = await self.load(session_id)
-            state = current.state if current is not None else as_json(channel.initial_state())
+            state = current.state if current is not None else await initial_state(channel, self.executor, self.timeout)
             changed = await change(copy.deepcopy(state))
             try:
                 changed = as_json(changed)
@@ -176,7 +201,8 @@ class ChannelStates:
                 logger.error("channel %s left a state that is not JSON data; its change is dropped", name)
                 changed = state
             previous = current.metadata if current is not None else None
-            snapshot = ChannelSnapshot(changed, project(name, channel, changed, previous))
+            metadata = await project(name, channel, changed, previous, self.executor, self.timeout)
+            snapshot = ChannelSnapshot(changed, metadata)
             if current is not None and snapshot == current:
                 return current
             try:
@@ -195,13 +221,13 @@ async def run_deliver(
     session_id: str,
     address: str,
     payload: dict[str, Any],
-    timeout: float = 30.0,
 ) -> None:
     """Run the channel's `deliver(payload, channel)` hook for an accepted delivery (no-op without one).
 
     Like an event handler it runs under the session's lock, on a copy of the state, for at most
-    `timeout` seconds; one that raises or overruns is logged and changes nothing (the delivery
-    stands). The route calls it before yielding to the loop, so the session's next turn (its
+    `states.timeout` seconds (a sync one on the tool threads); one that raises or overruns is
+    logged and changes nothing (the delivery stands). The route calls it before yielding to the
+    loop, and it holds the session's lock while the hook runs, so the session's next turn (its
     channel handlers and dynamic resolvers) sees what it changed.
     """
     deliver = channel.deliver
@@ -211,10 +237,8 @@ async def run_deliver(
     async def change(state: Any) -> Any:
         view = ChannelDelivery(name, session_id, address, copy.deepcopy(state))
         try:
-            async with asyncio.timeout(timeout):
-                result = deliver(payload, view)
-                if inspect.isawaitable(result):
-                    await result
+            async with asyncio.timeout(states.timeout):
+                await call_user(states.executor, deliver, payload, view)
             return as_json(view.state)
         except Exception:
             logger.exception("the deliver hook of channel %s failed; the session's channel state is unchanged", name)

@@ -26,7 +26,9 @@ channel = define_channel(routes=[POST("/webhook/messages", receive)], events={"m
   [`RouteContext`][eve_runtime.channel_context.RouteContext]; it returns a dict or list (JSON,
   200), `(body, status)`, a string, a starlette `Response`, or None (204). Make it `async` to
   use `ctx`'s operations; a plain function runs on the server's event loop, so keep it quick.
-  Whatever it raises becomes a JSON error: 4xx for refused deliveries, a logged 500 for bugs.
+  Whatever it raises becomes a JSON error: 4xx for refused deliveries and bad input (a
+  `ValueError` is 400), 503 when an address's holder kept changing, a logged 500 for bugs.
+  Paths under `/eve/` always reach eve's own routes, whatever a route's pattern would match.
 - `ctx.from_(address)` binds the operations to a channel-local address (a thread id, a phone
   number): `send` continues the address's session or starts one that claims it, `respond`,
   `cancel`, `reset` (also `end`) and `alias`. Addresses are namespaced by the channel's name.
@@ -70,9 +72,11 @@ __all__ = [
     "Channel",
     "ChannelRoute",
     "EveChannel",
+    "InvalidAddress",
     "Principal",
     "allow_anonymous",
     "bearer_token",
+    "channel_address",
     "define_channel",
     "disable_channel",
     "eve_channel",
@@ -87,6 +91,26 @@ RESERVED_PREFIX = "/eve/"
 _COLON_PARAM = re.compile(r":([A-Za-z_][A-Za-z0-9_]*)")
 _PATH = re.compile(r"^/[A-Za-z0-9._~!$&'()*+,;=:@%/{}-]*$")
 _BRACE_PARAM = re.compile(r"\{([^{}]*)\}")
+
+MAX_ADDRESS_LENGTH = 1024
+"""The longest channel-local address (`ctx.from_(address)`, an alias)."""
+
+
+class InvalidAddress(ValueError):
+    """A channel-local address that is empty, not a string, or too long (a route answers 400)."""
+
+
+def channel_address(channel: str, token: str) -> str:
+    """The store's address for a channel-local token (`<channel>:<token>`).
+
+    Raises:
+        InvalidAddress: An empty or overlong token (a request's data reaches here).
+    """
+    if not isinstance(token, str) or not token:
+        raise InvalidAddress("A channel address must be a non-empty string.")
+    if len(token) > MAX_ADDRESS_LENGTH:
+        raise InvalidAddress(f"A channel address may be at most {MAX_ADDRESS_LENGTH} characters.")
+    return f"{channel}:{token}"
 
 
 @dataclass(frozen=True)
@@ -104,6 +128,20 @@ class ChannelRoute:
         return _BRACE_PARAM.sub(r":\1", self.path)
 
 
+def is_eve_path(path: str) -> bool:
+    """Whether a request path is eve's own (`/eve` or under `/eve/`): no channel route answers it."""
+    return path == RESERVED_PREFIX.rstrip("/") or path.startswith(RESERVED_PREFIX)
+
+
+def may_match_eve(pattern: str) -> bool:
+    """Whether a route pattern (`/{a}/{b}`) could match a path under `/eve/` (such requests go to eve)."""
+    segments = pattern.split("/")[1:]
+    if len(segments) < 2:
+        return False
+    first = "[^/]+".join(re.escape(part) for part in re.split(r"\{[^{}]*\}", segments[0]))
+    return re.fullmatch(first, "eve") is not None
+
+
 def _route(method: str, path: str, handler: RouteHandler) -> ChannelRoute:
     if not isinstance(path, str) or not path.startswith("/"):
         raise DefinitionError(f"{method}(): the path must be a string starting with '/', got {path!r}", field="routes")
@@ -114,7 +152,7 @@ def _route(method: str, path: str, handler: RouteHandler) -> ChannelRoute:
             "parameters written {name}",
             field="routes",
         )
-    if path == RESERVED_PREFIX.rstrip("/") or path.startswith(RESERVED_PREFIX):
+    if is_eve_path(path):
         raise DefinitionError(
             f"{method}(): {path!r} is under /eve/, which eve's own routes use; choose another path "
             "(a channel's routes are mounted exactly where their path says)",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from eve_runtime import diagnostics as dg
-from eve_runtime.channels import Channel, EveChannel
+from eve_runtime.channels import Channel, EveChannel, may_match_eve
 from eve_runtime.compose_tools import source_info
 from eve_runtime.definitions import Found, find_definition
 from eve_runtime.diagnostics import Diagnostic
@@ -26,7 +26,10 @@ class CompiledChannels:
 
 
 def compile_channels(sources: AgentSources, loader: ModuleLoader, diagnostics: list[Diagnostic]) -> CompiledChannels:
-    """Load every channel; two routes answering the same method and path are an error."""
+    """Load every channel; two routes answering the same method and path are an error.
+
+    A route whose pattern could match a path under `/eve/` is a warning: such requests go to eve.
+    """
     node_id = sources.node_id
     compiled = CompiledChannels()
     owners: dict[tuple[str, str], str] = {}
@@ -80,6 +83,16 @@ def compile_channels(sources: AgentSources, loader: ModuleLoader, diagnostics: l
                 )
                 collided = True
             owners.setdefault(key, named.name)
+            if may_match_eve(route.path):
+                diagnostics.append(
+                    dg.warning(
+                        "compile/channel-route-shadows-eve",
+                        f"Channel {named.name!r}: {route.method} {route.display_path} could match paths under "
+                        "/eve/, which always go to eve's own routes; start the route with a fixed segment.",
+                        named.source.path,
+                        node_id=node_id,
+                    )
+                )
         if collided:
             continue
         compiled.channels[named.name] = channel

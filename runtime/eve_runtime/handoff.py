@@ -5,7 +5,8 @@ every session records the build it runs on (`SessionRecord.deployment`). A newer
 in two ways: `eve dev` loads a new generation in the same process, or the app is redeployed and
 `eve start` runs again with changed code. Either way:
 
-- **An idle session moves on its next delivery** (a message, an answer or a control): the actor
+- **An idle session moves on its next message, answer, compact or clear** (a cancel or a reset
+  does not move it: the session is not about to run code of the new build): the actor
   that takes the delivery runs the newest build. The move keeps the session's id, stream,
   history, usage and state, drops the `define_state` keys the new build does not define (each
   one logged), restarts the session timeout for its full duration, and records the new build,
@@ -32,13 +33,13 @@ from typing import TYPE_CHECKING
 
 from eve_runtime.dynamic_tools import DynamicTools
 from eve_runtime.session_state import SessionState
-from eve_runtime.store.base import SessionHandoff, SessionRecord
+from eve_runtime.store.base import DeliveryRecord, SessionHandoff, SessionRecord
 
 if TYPE_CHECKING:
     from eve_runtime.actor import SessionActor
     from eve_runtime.runtime_agent import RuntimeAgent
 
-__all__ = ["CodePins", "adopt", "busy", "hand_off", "moves_to", "settle_build"]
+__all__ = ["MOVING_KINDS", "CodePins", "adopt", "busy", "hand_off", "moves_for", "moves_to", "settle_build"]
 
 logger = logging.getLogger("eve.handoff")
 
@@ -80,12 +81,22 @@ def busy(state: SessionState) -> bool:
     return any(task.status == "working" and not task.ended for task in state.tasks.values())
 
 
-async def settle_build(actor: SessionActor) -> None:
+MOVING_KINDS = frozenset({"message", "responses", "compact", "clear"})
+"""The deliveries that move an idle session to the newest build (a cancel or a reset does not)."""
+
+
+def moves_for(delivery: DeliveryRecord) -> bool:
+    """Whether this delivery, reaching an idle session, moves it to the newest build."""
+    return delivery.kind in MOVING_KINDS
+
+
+async def settle_build(actor: SessionActor, *, move: bool = True) -> None:
     """Choose the build an actor runs, moving the session when that is a handoff.
 
     The pinned build while the session is busy (or, before its first turn, the build that
     created it), else the newest. A subagent's session runs its parent's build while the parent
-    works. An expired session is not moved: it completes.
+    works. An expired session is not moved: it completes. With `move=False` the build is chosen
+    but the session is not moved (nor its build recorded): it is about to be cancelled or reset.
     """
     runtime = actor.runtime
     pinned = runtime.pins.get(actor.session_id)
@@ -100,6 +111,8 @@ async def settle_build(actor: SessionActor) -> None:
         actor.base_agent = actor.agent = runtime.agent_for(actor.session, root)
         actor.dynamic_tools = DynamicTools()  # the other build's resolvers made them
     runtime.pins.keep(actor.session_id, root)
+    if not move:
+        return
     deadline = actor.session.deadline
     expired = deadline is not None and runtime.options.clock() >= deadline
     if moves_to(actor.session, root) and not expired:

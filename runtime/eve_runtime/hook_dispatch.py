@@ -27,9 +27,7 @@ event is durable; hooks see the projected metadata as `ctx.channel.metadata`:
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import copy
-import inspect
 import json
 import logging
 from collections import deque
@@ -40,11 +38,12 @@ from typing import TYPE_CHECKING, Any
 
 from eve_runtime.channel_events import Binding, ChannelEvent, ChannelEvents, session_channel
 from eve_runtime.channel_state import as_json
-from eve_runtime.context import ParentInfo, Predecessor
 from eve_runtime.dynamic import DynamicResolver
 from eve_runtime.hooks import HookChannel, HookContext, HookHandler, HookSession
 from eve_runtime.runtime_agent import RuntimeAgent
+from eve_runtime.session_state import lineage
 from eve_runtime.store.base import EventRow
+from eve_runtime.user_calls import call_user
 
 if TYPE_CHECKING:
     from eve_runtime.actor import SessionActor
@@ -71,16 +70,9 @@ def observes(agent: RuntimeAgent, event_types: Sequence[str]) -> bool:
 
 def hook_context(actor: SessionActor) -> HookContext:
     """The context a session's hooks receive."""
-    state = actor.state
-    parent = state.parent
+    parent, predecessor = lineage(actor.state)
     return HookContext(
-        session=HookSession(
-            id=actor.session_id,
-            parent=ParentInfo(parent.session_id, parent.call_id, parent.task_id, parent.turn_id, parent.name)
-            if parent is not None
-            else None,
-            predecessor=Predecessor(state.predecessor) if state.predecessor is not None else None,
-        ),
+        session=HookSession(id=actor.session_id, parent=parent, predecessor=predecessor),
         agent_name=actor.agent.name,
         node_id=actor.agent.manifest.node_id,
     )
@@ -194,7 +186,16 @@ class HookDispatcher:
             while queue.items:
                 agent, context, row = queue.items.popleft()
                 event = json.loads(row.line)
-                channel = await self._run_channel(session_id, agent, event)
+                try:
+                    channel = await self._run_channel(session_id, agent, event)
+                except Exception:  # a store error: the hooks still run (without the channel), the queue goes on
+                    logger.exception(
+                        "session %s: the channel step of %s %s failed; its hooks run without ctx.channel",
+                        session_id,
+                        event.get("type"),
+                        event.get("meta", {}).get("id"),
+                    )
+                    channel = None
                 if channel is not None:
                     context = replace(context, channel=channel)
                 for slug, key, handler in handlers_for(agent, row.type):
@@ -247,15 +248,7 @@ class HookDispatcher:
         """Run one handler; whether it finished without raising or overrunning (logged otherwise)."""
         try:
             async with asyncio.timeout(self.timeout):
-                if inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
-                    getattr(handler, "__call__", None)  # noqa: B004 (an object with an async __call__)
-                ):
-                    result = handler(*args)
-                else:
-                    loop = asyncio.get_running_loop()
-                    result = await loop.run_in_executor(self.executor, contextvars.copy_context().run, handler, *args)
-                if inspect.isawaitable(result):
-                    await result
+                await call_user(self.executor, handler, *args)
             return True
         except TimeoutError:
             logger.warning(

@@ -1,16 +1,9 @@
-"""Sessions by channel address: continue-or-create, aliases, controls, and replacement of stranded holders.
+"""Replacement of stranded holders: a channel message for a stranded session starts one fresh session.
 
-A channel address (`<channel>:<token>`: a Slack thread, a webhook's thread id, ...) is held by at
-most one active session, durably, in the store (see `eve_runtime.store.base`). A channel's
-message for an address goes through [`AddressSessions.continue_or_create`]: to the session that
-holds the address, or to a new session that claims it in the same transaction that creates it.
-Two first messages racing for one address therefore start one session, and the loser's message
-is delivered to the winner. An idempotency key makes a retried send a no-op: the retry finds the
-session the first send created and the key already in its inbox, and gets the first delivery's id.
-
-When the holder is *stranded* (written by another eve version, see `eve_runtime.availability`),
-a message ends it without running any of its code (a `Reset stranded session` warning with
-trigger `message`) and starts one fresh session at the address:
+When the session holding a channel address is *stranded* (written by another eve version, see
+`eve_runtime.availability`), a message for the address ends it without running any of its code
+(a `Reset stranded session` warning with trigger `message`) and starts one fresh session at the
+address ([`replace_stranded`], called by `eve_runtime.addresses.AddressSessions`):
 
 - the fresh session names the one it replaced: `session.started.data.predecessor` is
   `{"sessionId": <old id>}`, and `ctx.session.predecessor` (tools, hooks, dynamic resolvers) is
@@ -19,196 +12,69 @@ trigger `message`) and starts one fresh session at the address:
   conversation with `sessions.attach(...)` and `transcript_of(...)` (see the README);
 - concurrent messages for the stranded session all reach the same one fresh session (it is
   created once, by an operation id derived from the old session's id, and takes the address
-  from the old session in the same transaction);
+  from the old session in the same transaction), and the old session is retired once;
 - a send that carries answers (`inputResponses`) raises `SessionStranded` and leaves the
   stranded session in place: the fresh session has no request for those answers.
 
 Messages addressed by session id (the eve HTTP channel) never get here: they answer 409
-`session_stranded`. Controls by address (cancel, compact, clear, reset) never create a session.
+`session_stranded`.
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from eve_runtime.availability import SessionDormant, SessionStranded, retire_stranded
+from eve_runtime.availability import retire_once
 from eve_runtime.ids import new_delivery_id
-from eve_runtime.store.base import (
-    AddressInUse,
-    DeliveryKind,
-    NewDelivery,
-    SessionNotActive,
-    SessionRecord,
-    StoreError,
-)
+from eve_runtime.store.base import NewDelivery, SessionRecord
 
 if TYPE_CHECKING:
     from eve_runtime.runtime import Runtime
 
-__all__ = ["REPLACEMENT_OPERATION", "AddressSessions", "Continued"]
+__all__ = ["REPLACEMENT_OPERATION", "Replacement", "replace_stranded"]
 
 REPLACEMENT_OPERATION = "replace:{session_id}"
 """The create-once key of the one fresh session that replaces a stranded session."""
 
-_ATTEMPTS = 8
-"""Holder changes one delivery may see (each means the holder ended meanwhile) before giving up."""
-
 
 @dataclass(frozen=True)
-class Continued:
-    """Where a channel message went."""
+class Replacement:
+    """Where a message for a stranded holder went."""
 
     session: SessionRecord
-    """The session that holds the address now."""
+    """The fresh session that holds the address now."""
     delivery_id: str
-    """The message's delivery id (the first delivery's, for a repeated idempotency key)."""
     created: bool
-    """Whether a new session was started with the message."""
-    replaced: str | None = None
-    """The stranded session the new one replaced, if it did."""
+    """Whether this message created it (False: a concurrent one did)."""
+    duplicate: bool = False
+    """Whether the message repeated an earlier idempotency key."""
 
 
-class AddressSessions:
-    """A runtime's sessions by channel address (see the module docstring)."""
+async def replace_stranded(
+    runtime: Runtime,
+    stranded: SessionRecord,
+    address: str,
+    payload: dict[str, Any],
+    idempotency_key: str | None,
+    channel_state: str | None,
+) -> Replacement:
+    """Deliver a message for `address` to the one fresh session replacing `stranded`, and retire it.
 
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
-        self._retiring: dict[str, asyncio.Lock] = {}
-
-    async def holder(self, address: str) -> SessionRecord | None:
-        """The active session holding the address, if any."""
-        session_id = await self.runtime.store.address_holder(address)
-        if session_id is None:
-            return None
-        record = await self.runtime.store.get_session(session_id)
-        return record if record is not None and record.status == "active" else None
-
-    async def continue_or_create(
-        self,
-        address: str,
-        kind: DeliveryKind,
-        payload: dict[str, Any],
-        *,
-        idempotency_key: str | None = None,
-        channel_state: str | None = None,
-    ) -> Continued:
-        """Deliver a channel message to the address's session, starting one when there is none.
-
-        Only a message starts a session; other deliveries (answers) need a holder. A session it
-        starts holds `channel_state` (see `eve_runtime.channel_state`) from its creation.
-
-        Raises:
-            SessionNotActive: No session holds the address and the delivery is not a message.
-            SessionStranded: The holder is stranded and the delivery carries answers.
-            SessionDormant: The holder belongs to an earlier `eve dev` run.
-        """
-        store = self.runtime.store
-        for _attempt in range(_ATTEMPTS):
-            holder_id = await store.address_holder(address)
-            if holder_id is None:
-                if kind != "message":
-                    raise SessionNotActive("No session holds this address, and only a message starts one.")
-                first = NewDelivery(new_delivery_id(), "message", payload, idempotency_key)
-                session, created = await store.create_at_address(
-                    self.runtime.new_record(), first, address, channel_state=channel_state
-                )
-                if created:
-                    self.runtime.look_after(session)
-                    return Continued(session=session, delivery_id=first.id, created=True)
-                holder_id = session.id  # lost the race: the message goes to the winner
-            record = await store.get_session(holder_id)
-            if record is None or record.status != "active":
-                continue  # it ended meanwhile: the address is free again
-            if self.runtime.availability.stranded(record):
-                if kind != "message":
-                    raise SessionStranded(record.eve_version)
-                return await self._replace(record, address, payload, idempotency_key, channel_state)
-            try:
-                delivery = await self.runtime.deliver(holder_id, kind, payload, idempotency_key=idempotency_key)
-            except SessionNotActive:
-                continue
-            return Continued(session=record, delivery_id=delivery.id, created=False)
-        raise StoreError(f"The session holding {address!r} kept changing; try again.")
-
-    async def alias(self, session_id: str, address: str) -> None:
-        """Add another address to an active session (repeating one it holds is a no-op).
-
-        Raises:
-            AddressInUse: Another active session holds the address.
-            SessionNotActive: The session has ended.
-        """
-        holder = await self.runtime.store.claim_address(session_id, address)
-        if holder != session_id:
-            raise AddressInUse(address, holder)
-        self.runtime.hooks.channels_changed(session_id)
-
-    async def cancel(self, address: str, turn_id: str | None = None) -> str | None:
-        """Cancel the running turn of the address's session; its id, or None when no session holds it."""
-        holder = await self.holder(address)
-        if holder is None or not await self.runtime.cancel(holder.id, turn_id):
-            return None
-        return holder.id
-
-    async def control(self, address: str, kind: Literal["compact", "clear"]) -> str | None:
-        """Queue a compact or a clear for the address's session; its id, or None when no session holds it.
-
-        As by session id: a stranded holder has nothing to compact (None) and refuses a clear.
-
-        Raises:
-            SessionStranded: A clear for a stranded holder.
-            SessionDormant: A clear for a holder of an earlier `eve dev` run.
-        """
-        holder = await self.holder(address)
-        if holder is None:
-            return None
-        try:
-            await self.runtime.deliver(holder.id, kind, {})
-        except SessionNotActive:
-            return None
-        except (SessionDormant, SessionStranded):
-            if kind == "compact":
-                return None
-            raise
-        return holder.id
-
-    async def reset(self, address: str, reason: str | None = None) -> str | None:
-        """End the address's session for good (its addresses are free again); its id, or None when none held it."""
-        holder = await self.holder(address)
-        if holder is None or not await self.runtime.reset(holder.id, reason):
-            return None
-        return holder.id
-
-    async def _replace(
-        self,
-        stranded: SessionRecord,
-        address: str,
-        payload: dict[str, Any],
-        idempotency_key: str | None,
-        channel_state: str | None,
-    ) -> Continued:
-        runtime = self.runtime
-        first = NewDelivery(
-            new_delivery_id(), "message", {**payload, "predecessor": {"sessionId": stranded.id}}, idempotency_key
-        )
-        record = runtime.new_record(operation_id=REPLACEMENT_OPERATION.format(session_id=stranded.id))
-        session, created = await runtime.store.create_at_address(
-            record, first, address, replacing=stranded.id, channel_state=channel_state
-        )
-        delivery_id = first.id
-        if created:
-            runtime.look_after(session)
-        else:  # another message replaced it first (or the address moved on): an ordinary delivery there
-            delivered = await runtime.deliver(session.id, "message", payload, idempotency_key=idempotency_key)
-            delivery_id = delivered.id
-        lock = self._retiring.setdefault(stranded.id, asyncio.Lock())
-        try:
-            async with lock:  # concurrent messages retire it once
-                current = await runtime.store.get_session(stranded.id)
-                if current is not None and current.status == "active":
-                    await retire_stranded(runtime.store, current, "message")
-        finally:
-            if not lock.locked():
-                self._retiring.pop(stranded.id, None)
-        return Continued(session=session, delivery_id=delivery_id, created=created, replaced=stranded.id)
+    A session this call creates starts with `channel_state` (see `eve_runtime.channel_state`).
+    """
+    first = NewDelivery(
+        new_delivery_id(), "message", {**payload, "predecessor": {"sessionId": stranded.id}}, idempotency_key
+    )
+    record = runtime.new_record(operation_id=REPLACEMENT_OPERATION.format(session_id=stranded.id))
+    session, created = await runtime.store.create_at_address(
+        record, first, address, replacing=stranded.id, channel_state=channel_state
+    )
+    delivery_id, duplicate = first.id, False
+    if created:
+        runtime.look_after(session)
+    else:  # another message replaced it first (or the address moved on): an ordinary delivery there
+        accepted = await runtime.accept(session.id, "message", payload, idempotency_key=idempotency_key)
+        delivery_id, duplicate = accepted.delivery.id, accepted.duplicate
+    await retire_once(runtime.store, runtime.retiring, stranded.id, "message")  # once, however many race
+    return Replacement(session, delivery_id, created, duplicate)

@@ -14,7 +14,7 @@ from eve_runtime.dynamic import DynamicResolver
 from eve_runtime.hooks import HookChannel
 from eve_runtime.instructions import Instructions
 from eve_runtime.runtime_agent import RuntimeAgent
-from eve_runtime.session_state import DynamicValue, TurnState
+from eve_runtime.session_state import DynamicValue, TurnState, lineage
 
 if TYPE_CHECKING:
     from eve_runtime.actor import SessionActor
@@ -100,7 +100,7 @@ class DynamicContext:
 async def dynamic_context(actor: SessionActor, event: str, turn: TurnState) -> DynamicContext:
     """The context of a session's resolvers for `event` of `turn` (`ctx.channel` read as of now)."""
     state = actor.state
-    parent = state.parent
+    parent, predecessor = lineage(state)
     return DynamicContext(
         session_id=actor.session_id,
         agent_name=actor.agent.name,
@@ -108,10 +108,8 @@ async def dynamic_context(actor: SessionActor, event: str, turn: TurnState) -> D
         turn_id=turn.turn_id,
         sequence=turn.sequence,
         principal_id=actor.runtime.principal_id,
-        parent=ParentInfo(parent.session_id, parent.call_id, parent.task_id, parent.turn_id, parent.name)
-        if parent is not None
-        else None,
-        predecessor=Predecessor(state.predecessor) if state.predecessor is not None else None,
+        parent=parent,
+        predecessor=predecessor,
         memo_values=state.memo,
         channel=await session_channel(actor.runtime.hooks.channels, actor.agent, actor.session_id),
     )

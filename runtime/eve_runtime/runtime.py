@@ -22,17 +22,19 @@ from typing import Any, Literal
 
 from eve_runtime._version import __version__
 from eve_runtime.actor import LoadedSession, SessionActor
-from eve_runtime.availability import Availability, SessionDormant, SessionStranded, retire_stranded
+from eve_runtime.addresses import AddressSessions
+from eve_runtime.availability import Availability, SessionDormant, SessionStranded, retire_once
 from eve_runtime.channel_events import ChannelEvents
+from eve_runtime.channels import channel_address
 from eve_runtime.config import DEFAULT_SUBAGENT_TIMEOUT_MS
 from eve_runtime.delegation import AGENT_TOOL, CHILD_PREFIX
 from eve_runtime.handoff import CodePins
 from eve_runtime.hook_dispatch import HookDispatcher
 from eve_runtime.ids import new_delivery_id, new_session_id
+from eve_runtime.keyed_locks import KeyedLocks
 from eve_runtime.messages import ToolCall
 from eve_runtime.models import resolve_model
 from eve_runtime.models.base import Model
-from eve_runtime.replacement import AddressSessions
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.session_reader import bind_store, unbind_default
 from eve_runtime.session_state import TaskState
@@ -40,6 +42,7 @@ from eve_runtime.sources import ROOT_NODE_ID
 from eve_runtime.store.base import (
     DeliveryKind,
     DeliveryRecord,
+    EnqueueResult,
     NewDelivery,
     SessionNotActive,
     SessionRecord,
@@ -71,6 +74,8 @@ class RuntimeOptions:
     """Seconds a background write waits for more events (a fast model's step then takes one write)."""
     hook_timeout: float = 30.0
     """Seconds one hook handler may take before it is logged and no longer waited for."""
+    reset_timeout: float = 30.0
+    """Seconds a reset waits for the session to end before returning anyway (it stays queued and is applied)."""
     cached_sessions: int = 256
     """Recently active sessions kept loaded, so a conversation's next turn does not re-read its history."""
     clock: Callable[[], float] = field(default=time.time)
@@ -98,10 +103,15 @@ class Runtime:
         self.options = options or RuntimeOptions()
         self.mode = mode
         self.tool_executor = ThreadPoolExecutor(max_workers=self.options.tool_threads, thread_name_prefix="eve-tool")
+        self.retiring = KeyedLocks()
+        """Per-session locks under which stranded sessions are retired (once, however many callers race)."""
         self.addresses = AddressSessions(self)
         """Sessions by channel address (what channels send to)."""
         self.hooks = HookDispatcher(
-            self.tool_executor, self.options.hook_timeout, ChannelEvents(store), self._alias_from_channel
+            self.tool_executor,
+            self.options.hook_timeout,
+            ChannelEvents(store, self.tool_executor, self.options.hook_timeout),
+            self._alias_from_channel,
         )
         """Runs the channel event handlers and `agent/hooks/**` for the events sessions emit."""
         self._actors: dict[str, SessionActor] = {}
@@ -190,9 +200,7 @@ class Runtime:
             future.set_result(None)
 
     async def _alias_from_channel(self, session_id: str, channel: str, token: str) -> None:
-        if not token:
-            raise ValueError("A channel address must be a non-empty string.")
-        await self.addresses.alias(session_id, f"{channel}:{token}")
+        await self.addresses.alias(session_id, channel_address(channel, token))
 
     # -- agents and children ------------------------------------------------------------------
 
@@ -366,6 +374,22 @@ class Runtime:
             SessionNotActive: The session is unknown or has ended.
             SessionDormant, SessionStranded: This process does not run the session.
         """
+        return (await self.accept(session_id, kind, payload, idempotency_key=idempotency_key)).delivery
+
+    async def accept(
+        self,
+        session_id: str,
+        kind: DeliveryKind,
+        payload: dict[str, Any],
+        *,
+        idempotency_key: str | None = None,
+    ) -> EnqueueResult:
+        """`deliver`, also telling whether the delivery repeated an earlier idempotency key (`duplicate`).
+
+        Raises:
+            SessionNotActive: The session is unknown or has ended.
+            SessionDormant, SessionStranded: This process does not run the session.
+        """
         actor = self._actors.get(session_id)
         session: SessionRecord | None = None
         if actor is None:  # a running actor means the session runs here; else look at its record once
@@ -387,7 +411,7 @@ class Runtime:
                     session = loaded.session if loaded is not None else await self.store.get_session(session_id)
                 if session is not None and session.status == "active":
                     self._wake(session)
-        return result.delivery
+        return result
 
     async def cancel(self, session_id: str, turn_id: str | None = None) -> bool:
         """Queue a cancel; False when the session is unknown or no longer active (`no_active_turn`)."""
@@ -397,14 +421,34 @@ class Runtime:
             return False  # nothing of it runs here
         return True
 
-    async def reset(self, session_id: str, reason: str | None = None) -> bool:
+    async def control(self, session_id: str, kind: Literal["compact", "clear"]) -> bool:
+        """Queue a compact or a clear; False when the session is unknown or no longer active.
+
+        A stranded or dormant session has nothing to compact here (False) and refuses a clear.
+
+        Raises:
+            SessionDormant, SessionStranded: A clear for a session this process does not run.
+        """
+        try:
+            await self.deliver(session_id, kind, {})
+        except SessionNotActive:
+            return False
+        except (SessionDormant, SessionStranded):
+            if kind == "compact":
+                return False
+            raise
+        return True
+
+    async def reset(self, session_id: str, reason: str | None = None, *, timeout: float | None = None) -> bool:
         """Retire a session for good and wait until it is done; False when there was no active session.
 
-        A dormant session can be reset too: it is woken just for that.
+        The wait lasts at most `timeout` seconds (`RuntimeOptions.reset_timeout` by default): the
+        reset is durably queued by then and will be applied, so it returns True (logged). A dormant
+        session can be reset too: it is woken just for that.
         """
         record = await self.store.get_session(session_id)
         if record is not None and record.status == "active" and self.availability.stranded(record):
-            await retire_stranded(self.store, record, "reset")
+            await retire_once(self.store, self.retiring, session_id, "reset")  # lost to a concurrent retire: done too
             return True
         if record is not None:
             self.availability.wake_for_reset(record)
@@ -420,7 +464,12 @@ class Runtime:
             session = await self.store.get_session(session_id)
             if session is not None and session.status != "active":
                 self.acknowledge(delivery.id)
-            await future
+            limit = self.options.reset_timeout if timeout is None else timeout
+            try:
+                async with asyncio.timeout(limit):
+                    await future
+            except TimeoutError:
+                logger.warning("session %s: the reset was queued but not applied within %gs", session_id, limit)
         finally:
             self._acks.pop(delivery.id, None)
         return True

@@ -17,7 +17,6 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
-import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -202,15 +201,8 @@ class _Api:
         reason = validate_reset(await self._body(request))
         if not is_session_id(session_id):
             return json_response({"ok": True, "status": "no_active_session"})
-        reset = True
-        with anyio.move_on_after(self.reset_timeout) as waiting:
-            reset = await self.runtime.reset(session_id, reason)
-        if waiting.cancelled_caught:
-            # The reset is durably queued and will be applied; it just took longer than we wait.
-            logger.warning(
-                "session %s: the reset was queued but not applied within %gs", session_id, self.reset_timeout
-            )
-        if not reset:
+        # At most reset_timeout: a reset still queued by then will be applied, and answers as done.
+        if not await self.runtime.reset(session_id, reason, timeout=self.reset_timeout):
             return json_response({"ok": True, "status": "no_active_session"})
         return json_response({"ok": True, "previousSessionId": session_id, "status": "reset"})
 
@@ -220,19 +212,14 @@ class _Api:
         async def handle(request: Request) -> Response:
             session_id = request.path_params["sessionId"]
             validate_control(await self._body(request))
-            inactive = json_response({"ok": True, "status": "no_active_session"})
-            if not is_session_id(session_id):
-                return inactive
-            try:
-                await self.runtime.deliver(session_id, kind, {})
-            except SessionNotActive:
-                return inactive
-            except (SessionDormant, SessionStranded) as exc:
-                if kind == "compact":  # as eve answers for a stranded session: nothing to compact here
-                    return inactive
-                if isinstance(exc, SessionDormant):
-                    raise ApiError(409, str(exc), "session_dormant") from None
+            try:  # a stranded session has nothing to compact, as eve answers
+                queued = is_session_id(session_id) and await self.runtime.control(session_id, kind)
+            except SessionDormant as exc:
+                raise ApiError(409, str(exc), "session_dormant") from None
+            except SessionStranded as exc:
                 raise _stranded(exc) from None
+            if not queued:
+                return json_response({"ok": True, "status": "no_active_session"})
             return json_response({"ok": True, "sessionId": session_id, "status": "accepted"}, 202)
 
         return handle

@@ -12,9 +12,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from eve_runtime.context import ParentInfo, Predecessor
 from eve_runtime.models.base import Usage
 
 __all__ = [
+    "lineage",
     "Awaiting",
     "CallRecord",
     "DynamicValue",
@@ -227,3 +229,12 @@ class SessionState(_State):
     """The last compaction's summary: history then opens with it (a user header and the summary)."""
     compacting: bool = False
     """A requested compaction started and has not ended: after a crash it ends without running again."""
+
+
+def lineage(state: SessionState) -> tuple[ParentInfo | None, Predecessor | None]:
+    """What code in the session sees as `parent` and `predecessor` (tools, hooks, dynamic resolvers)."""
+    parent = state.parent
+    info = (
+        ParentInfo(parent.session_id, parent.call_id, parent.task_id, parent.turn_id, parent.name) if parent else None
+    )
+    return info, Predecessor(state.predecessor) if state.predecessor is not None else None

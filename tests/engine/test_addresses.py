@@ -10,7 +10,7 @@ import pytest
 
 from eve_runtime.store.base import AddressInUse, SessionNotActive
 from eve_runtime.store.sqlite import SqliteStore
-from tests.engine.harness import Harness, make_harness, of_type
+from tests.engine.harness import Harness, fast_options, make_harness, of_type
 
 pytestmark = pytest.mark.anyio
 
@@ -129,3 +129,19 @@ async def test_addresses_survive_a_restart(tmp_path: Path) -> None:
         await h.stop()
         await h.store.close()
         h.app.loader.release()
+
+
+async def test_a_reset_by_address_or_by_id_waits_at_most_the_reset_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    h = await make_harness(tmp_path, options=fast_options(reset_timeout=0.2))
+    try:
+        first = await h.rt.addresses.continue_or_create(ADDRESS, "message", {"message": "hello"})
+        await h.turns(first.session.id, 1)
+        monkeypatch.setattr(h.rt, "acknowledge", lambda delivery_id: None)  # the reset is never seen applied
+        assert await asyncio.wait_for(h.rt.addresses.reset(ADDRESS), 5) == first.session.id
+        assert "the reset was queued but not applied within 0.2s" in caplog.text
+        other = await h.create("hi")
+        assert await asyncio.wait_for(h.rt.reset(other, timeout=0.1), 5) is True
+    finally:
+        await h.stop()

@@ -334,3 +334,25 @@ async def test_a_subagent_started_by_a_busy_session_runs_its_parents_code(tmp_pa
     assert outputs(child_events) == ["helper 1"]
     assert children[0].deployment == first
     assert "helper 1" in json.dumps(of_type(events, "task.settled"))
+
+
+@pytest.mark.parametrize("control", ["reset", "cancel"])
+async def test_a_reset_or_cancel_never_moves_an_idle_session(tmp_path: Path, control: str) -> None:
+    b = await start(tmp_path, build("1"))
+    first = b.reloader.manifest.content_hash
+    sid = await b.h.create("/call version {}")
+    await b.h.turns(sid, 1)
+    await asyncio.sleep(0.05)  # the actor leaves: the next delivery starts a fresh one
+    assert await b.deploy(build("2")) != first
+    if control == "reset":
+        assert await b.h.rt.reset(sid)
+    else:
+        await b.h.rt.cancel(sid)
+        await asyncio.sleep(0.1)
+    assert await b.deployment(sid) == first
+    if control == "cancel":
+        await b.h.send(sid, "/call version {}")  # the next message moves it
+        events = await b.h.turns(sid, 2)
+        assert outputs(events) == ["1", "2"]
+        assert await b.deployment(sid) != first
+    await b.h.stop()

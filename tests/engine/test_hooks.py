@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from eve_runtime.models import FunctionModel
+from eve_runtime.store.base import StoreError
 from tests.engine import hook_ledger
 from tests.engine.harness import fast_options, make_harness, of_type
 from tests.engine.test_recovery import Script, settle
@@ -249,3 +250,39 @@ async def test_subagent_hooks_fire_only_in_the_subagent_and_parent_hooks_only_in
     await h.rt.hooks.settle(sid)
     await h.stop()
     assert sorted(ledger) == [("child", child, "subagents/helper"), ("parent", sid, "app")]
+
+
+CHANNELLED = {
+    **ORDERED,
+    "agent/channels/web.py": """
+from eve_runtime.channels import define_channel
+from tests.engine.hook_ledger import LEDGER
+
+
+def seen(data, channel):
+    LEDGER.append(("channel", channel.type))
+
+
+channel = define_channel(events={"*": seen}, state={"n": 0})
+""",
+}
+
+
+async def test_a_store_error_in_the_channel_step_still_runs_the_hooks(
+    tmp_path: Path, ledger: list[Any], caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = await make_harness(tmp_path, CHANNELLED)
+
+    async def broken(*args: Any) -> Any:
+        raise StoreError("the store is unreachable")
+
+    assert h.rt.hooks.channels is not None
+    monkeypatch.setattr(h.rt.hooks.channels.states, "update", broken)  # loading the channel state fails
+    continued = await h.rt.addresses.continue_or_create("web:t-1", "message", {"message": "hello"})
+    sid = continued.session.id
+    events = await h.turns(sid, 1)
+    await h.rt.hooks.settle(sid)
+    await h.stop()
+    assert [entry for entry in ledger if entry[0] == "a*"] == [("a*", e["type"], e["meta"]["id"], sid) for e in events]
+    assert not [entry for entry in ledger if entry[0] == "channel"]
+    assert "the store is unreachable" in caplog.text

@@ -14,6 +14,7 @@ import pytest
 from eve_runtime.availability import SessionStranded
 from eve_runtime.context import Predecessor
 from eve_runtime.emitter import Emitter
+from eve_runtime.store.sqlite import SqliteStore
 from eve_runtime.transcript import transcript_of
 from tests.engine import hook_ledger
 from tests.engine.harness import Harness, make_harness, of_type
@@ -206,3 +207,32 @@ async def test_an_ordinary_holder_continues_and_an_ended_one_gives_way(harness: 
     assert fresh.created and fresh.session.id != sid and fresh.replaced is None
     events = await harness.turns(fresh.session.id, 1)
     assert "predecessor" not in of_type(events, "session.started")[0]["data"]
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+async def test_concurrent_resets_and_messages_retire_a_stranded_session_once(tmp_path: Path, backend: str) -> None:
+    store = None
+    if backend == "sqlite":  # its writes yield to the loop, so the retires interleave
+        store = SqliteStore(tmp_path / "workflow-data")
+        await store.open()
+    h = await make_harness(tmp_path, store=store)
+    try:
+        for _round in range(3):
+            old = await stranded_session(h)
+            outcomes = await asyncio.gather(
+                h.rt.reset(old),
+                h.rt.reset(old),
+                h.rt.addresses.continue_or_create(ADDRESS, "message", {"message": "one"}),
+                h.rt.addresses.continue_or_create(ADDRESS, "message", {"message": "two"}),
+                h.rt.addresses.reset(ADDRESS),
+                return_exceptions=True,
+            )
+            assert not [o for o in outcomes if isinstance(o, BaseException)], outcomes
+            record = await h.store.get_session(old)
+            assert record is not None and record.status == "reset"
+            assert [e["type"] for e in await h.events(old)].count("session.completed") == 1
+            fresh = await h.store.address_holder(ADDRESS)
+            if fresh is not None:
+                await h.rt.reset(fresh)
+    finally:
+        await h.stop()

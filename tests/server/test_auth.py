@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
+from eve_runtime.channel_server import run_auth
 from eve_runtime.manifest import Manifest
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.server_auth import BearerTokenAuth, LoopbackAuth, is_loopback_host
@@ -193,3 +195,14 @@ def test_the_token_is_never_logged(start: Harness, caplog: pytest.LogCaptureFixt
     start.client.post("/eve/v1/session", headers={"authorization": f"Bearer {TOKEN}"}, json={"message": "hi"})
     start.client.post("/eve/v1/session", headers={"authorization": f"Bearer {TOKEN}!"}, json={"message": "hi"})
     assert TOKEN not in caplog.text
+
+
+@pytest.mark.anyio
+async def test_what_a_channel_auth_function_returned_is_never_logged(caplog: pytest.LogCaptureFixture) -> None:
+    def leaky(request: Any) -> str:
+        return TOKEN  # a bug: the credential itself instead of a Principal
+
+    caplog.set_level("DEBUG")
+    outcome = await run_auth([leaky], None)  # type: ignore[arg-type]
+    assert getattr(outcome, "status", None) == 401
+    assert "str" in caplog.text and TOKEN not in caplog.text

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from eve_runtime.addresses import AddressContended
+from eve_runtime.channels import MAX_ADDRESS_LENGTH
 from eve_runtime.compiler import CompiledApp, compile_app
+from eve_runtime.store.base import AddressLimitReached
 from tests.server.support import Harness, harness, scaffold_app
 
 CHANNEL = """
@@ -47,6 +51,10 @@ def odd(request, ctx):
     return 42
 
 
+async def number(request, ctx):
+    return {"n": int((await request.body()).decode())}
+
+
 channel = define_channel(
     turn_policy="queue",
     routes=[
@@ -57,6 +65,7 @@ channel = define_channel(
         POST("/t/respond", respond),
         GET("/t/boom", boom),
         GET("/t/odd", odd),
+        POST("/t/number", number),
     ],
 )
 """
@@ -115,6 +124,46 @@ def test_aliases_resolve_and_conflicts_are_409(dev: Harness) -> None:
     assert dev.client.post("/t/alias", json={"thread": "nobody", "alias": "x"}).json() == {"sessionId": None}
     empty = dev.client.post("/t/alias", json={"thread": "one", "alias": ""})
     assert empty.status_code == 400 and empty.json()["code"] == "invalid_address"
+
+
+def test_an_overlong_address_is_refused_everywhere(dev: Harness) -> None:
+    too_long = "x" * (MAX_ADDRESS_LENGTH + 1)
+    sid = dev.client.post("/t/send", json={"thread": "long", "text": "hi"}).json()["sessionId"]
+    refused = dev.client.post("/t/alias", json={"thread": "long", "alias": too_long})
+    assert refused.status_code == 400 and refused.json() == {
+        "ok": False,
+        "error": f"A channel address may be at most {MAX_ADDRESS_LENGTH} characters.",
+        "code": "invalid_address",
+    }
+    with pytest.raises(ValueError, match="at most"):  # what a channel event handler's alias() reaches
+        dev.call(dev.runtime.hooks.alias, sid, "testing", too_long)  # type: ignore[arg-type]
+    assert dev.call(dev.runtime.store.address_holder, f"testing:{too_long}") is None
+
+
+def test_refusals_are_4xx_or_503_json_never_500(dev: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    sid = dev.client.post("/t/send", json={"thread": "full", "text": "hi"}).json()["sessionId"]
+
+    async def full(session_id: str, address: str) -> str:
+        raise AddressLimitReached(session_id)
+
+    monkeypatch.setattr(dev.store, "claim_address", full)
+    limited = dev.client.post("/t/alias", json={"thread": "full", "alias": "more"})
+    assert limited.status_code == 409
+    assert limited.json() == {"ok": False, "error": str(AddressLimitReached(sid)), "code": "address_limit_reached"}
+
+    async def contended(*args: Any, **kwargs: Any) -> Any:
+        raise AddressContended("The session holding 'testing:busy' kept changing; try again.")
+
+    monkeypatch.setattr(dev.runtime.addresses, "continue_or_create", contended)
+    busy = dev.client.post("/t/send", json={"thread": "busy", "text": "hi"})
+    assert busy.status_code == 503 and busy.headers["retry-after"] == "1"
+    assert busy.json()["ok"] is False and busy.json()["code"] == "address_contended"
+
+    for body, code in [(b"\xff\xfe", "invalid_body"), (b"twelve", "bad_request")]:
+        refused = dev.client.post("/t/number", content=body)
+        assert refused.status_code == 400 and refused.json()["code"] == code, refused.text
+        assert set(refused.json()) == {"ok", "error", "code"}
+    assert dev.client.post("/t/number", content=b"12").json() == {"n": 12}
 
 
 def test_a_fixed_session_handle_never_follows_an_address(dev: Harness) -> None:

@@ -6,10 +6,12 @@ Also compact and clear by address (`ctx.from_(address).compact()` / `.clear()`).
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 
@@ -283,3 +285,81 @@ def test_the_next_turns_resolvers_see_what_deliver_changed(tmp_path: Path) -> No
     finally:
         hook_ledger.LEDGER.clear()
         compiled.loader.release()
+
+
+KEYED = {
+    "agent/channels/keyed.py": """
+import time
+
+from eve_runtime.channels import POST, define_channel
+from tests.engine.hook_ledger import LEDGER
+
+
+async def receive(request, ctx):
+    body = await ctx.json()
+    sent = await ctx.from_(body["thread"]).send(body["text"], idempotency_key=body.get("id"), state=body.get("state"))
+    return {"sessionId": sent.session_id, "created": sent.created, "duplicate": sent.duplicate}
+
+
+def initial():
+    LEDGER.append(("state()",))
+    return {"seen": 0}
+
+
+def deliver(payload, channel):
+    LEDGER.append(("deliver", payload["deliveryId"]))
+    if payload["state"] and payload["state"].get("block"):
+        time.sleep(payload["state"]["block"])  # a blocking deliver: never on the event loop
+    channel.state["seen"] += 1
+
+
+channel = define_channel(routes=[POST("/keyed", receive)], state=initial, deliver=deliver)
+""",
+}
+
+
+@pytest.fixture
+def keyed_app(tmp_path: Path) -> Iterator[CompiledApp]:
+    root = scaffold_app(tmp_path / "keyed")
+    for relative, text in KEYED.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    compiled = compile_app(root, write=False)
+    assert compiled.ok, compiled.diagnostics
+    hook_ledger.LEDGER.clear()
+    yield compiled
+    hook_ledger.LEDGER.clear()
+    compiled.loader.release()
+
+
+def test_a_retried_send_runs_deliver_once(keyed_app: CompiledApp) -> None:
+    with served(keyed_app) as api:
+        first = api.client.post("/keyed", json={"thread": "k", "text": "hi", "id": "m-1"}).json()
+        again = api.client.post("/keyed", json={"thread": "k", "text": "hi", "id": "m-1"}).json()
+        assert first["created"] and not first["duplicate"]
+        assert again == {"sessionId": first["sessionId"], "created": False, "duplicate": True}
+        assert [e for e in hook_ledger.LEDGER if e[0] == "deliver"] == [("deliver", ANY)]
+        assert snapshot(api, first["sessionId"]).state == {"seen": 1}
+
+
+def test_only_the_send_that_creates_a_session_computes_its_seed(keyed_app: CompiledApp) -> None:
+    with served(keyed_app) as api:
+        sids = {api.client.post("/keyed", json={"thread": "s", "text": t}).json()["sessionId"] for t in "abc"}
+        assert len(sids) == 1
+        assert hook_ledger.LEDGER.count(("state()",)) == 1
+        assert snapshot(api, sids.pop()).state == {"seen": 3}
+
+
+def test_a_blocking_sync_deliver_neither_freezes_the_server_nor_outlives_its_timeout(
+    keyed_app: CompiledApp, caplog: pytest.LogCaptureFixture
+) -> None:
+    with served(keyed_app) as api:
+        sid = api.client.post("/keyed", json={"thread": "b", "text": "hi"}).json()["sessionId"]
+        states = api.runtime.hooks.channels
+        assert states is not None
+        states.states.timeout = 0.2
+        began = time.monotonic()
+        api.client.post("/keyed", json={"thread": "b", "text": "more", "state": {"block": 1.5}})
+        assert time.monotonic() - began < 1.0  # the timeout fired: the blocked thread is left behind
+        assert "deliver hook of channel keyed failed" in caplog.text
+        assert snapshot(api, sid).state == {"seen": 1}

@@ -237,6 +237,29 @@ def test_a_disabled_eve_channel_serves_no_eve_route(app_with: Any) -> None:
         assert dev.client.post(MESSAGES, json={"thread": thread(), "text": "hi"}).status_code == 202
 
 
+CATCH_ALL = """
+from eve_runtime.channels import POST, define_channel
+
+
+def grab(request, ctx):
+    return {"grabbed": ctx.params}
+
+
+channel = define_channel(routes=[POST("/{a}/{b}/{c}", grab)])
+"""
+
+
+def test_a_channel_pattern_never_takes_over_eves_routes(app_with: Any) -> None:
+    compiled = app_with({"agent/channels/grabby.py": CATCH_ALL})
+    assert compiled.ok, compiled.diagnostics
+    warned = [d for d in compiled.diagnostics if d.code == "compile/channel-route-shadows-eve"]
+    assert warned and warned[0].severity == "warning"
+    with harness(compiled.root, compiled.manifest) as dev:
+        created = dev.client.post("/eve/v1/session", json={"message": "hi"})
+        assert created.status_code == 202 and created.json()["sessionId"], created.text
+        assert dev.client.post("/x/y/z").json() == {"grabbed": {"a": "x", "b": "y", "c": "z"}}
+
+
 IMPORTS = "from eve_runtime.channels import POST, define_channel, disable_channel\n"
 MISTAKES = [
     ({"agent/channels/eve.py": IMPORTS + "c = define_channel()\n"}, "compile/definition-missing"),

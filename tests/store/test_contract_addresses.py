@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from eve_runtime.store import MAX_ADDRESSES, Commit, SessionNotActive, Store, StoreError
+from eve_runtime.store import MAX_ADDRESSES, AddressLimitReached, Commit, SessionNotActive, Store, StoreError
 from tests.store.conftest import Backend, delivery, session
 
 pytestmark = pytest.mark.anyio
@@ -95,8 +95,10 @@ async def test_a_session_holds_at_most_max_addresses(store: Store) -> None:
     for i in range(1, MAX_ADDRESSES):
         assert await store.claim_address("s1", f"a:{i}") == "s1"
     assert await store.claim_address("s1", "a:7") == "s1"  # repeating one costs nothing
-    with pytest.raises(StoreError, match=str(MAX_ADDRESSES)):
+    with pytest.raises(AddressLimitReached, match=str(MAX_ADDRESSES)) as refused:
         await store.claim_address("s1", "a:one-too-many")
+    assert isinstance(refused.value, StoreError) and refused.value.session_id == "s1"
+    assert await store.address_holder("a:one-too-many") is None
 
 
 async def test_odd_addresses_round_trip(store: Store) -> None:

@@ -41,6 +41,7 @@ __all__ = [
     "IDEMPOTENCY_WINDOW",
     "MAX_ADDRESSES",
     "AddressInUse",
+    "AddressLimitReached",
     "Commit",
     "DeliveryKind",
     "DeliveryRecord",
@@ -84,6 +85,14 @@ class AddressInUse(StoreError):
         super().__init__(f"The channel address {address!r} is held by another active session ({holder}).")
         self.address = address
         self.holder = holder
+
+
+class AddressLimitReached(StoreError):
+    """A session already holds `MAX_ADDRESSES` channel addresses, so it claims no more."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"Session {session_id!r} already holds {MAX_ADDRESSES} addresses, the most one may hold.")
+        self.session_id = session_id
 
 
 class SessionNotActive(StoreError):
@@ -316,7 +325,7 @@ class Store(ABC):
 
         Raises:
             SessionNotActive: The session does not exist or is not active.
-            StoreError: The session already holds `MAX_ADDRESSES` addresses.
+            AddressLimitReached: The session already holds `MAX_ADDRESSES` addresses.
         """
 
     @abstractmethod

@@ -18,6 +18,7 @@ from typing import Any
 from eve_runtime.store.base import (
     IDEMPOTENCY_WINDOW,
     MAX_ADDRESSES,
+    AddressLimitReached,
     Commit,
     DeliveryRecord,
     EnqueueResult,
@@ -355,7 +356,7 @@ class MemoryStore(Store):
         if holder is not None:
             return holder
         if sum(1 for held in self._addresses.values() if held == session_id) >= MAX_ADDRESSES:
-            raise StoreError(f"Session {session_id!r} already holds {MAX_ADDRESSES} addresses, the most one may hold.")
+            raise AddressLimitReached(session_id)
         self._claim(session_id, address)
         return session_id
 

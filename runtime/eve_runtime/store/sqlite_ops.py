@@ -15,6 +15,7 @@ from typing import Any, cast
 from eve_runtime.store.base import (
     IDEMPOTENCY_WINDOW,
     MAX_ADDRESSES,
+    AddressLimitReached,
     Commit,
     DeliveryKind,
     DeliveryRecord,
@@ -360,7 +361,7 @@ def claim_address(conn: sqlite3.Connection, session_id: str, address: str) -> st
         return holder
     held = conn.execute("SELECT COUNT(*) FROM addresses WHERE session_id = ?", (session_id,)).fetchone()[0]
     if int(held) >= MAX_ADDRESSES:
-        raise StoreError(f"Session {session_id!r} already holds {MAX_ADDRESSES} addresses, the most one may hold.")
+        raise AddressLimitReached(session_id)
     _claim(conn, session_id, address)
     return session_id
 
