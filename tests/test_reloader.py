@@ -26,6 +26,18 @@ async def version() -> str:
 '''
 
 
+GATED = '''
+import asyncio
+from pathlib import Path
+
+async def version() -> str:
+    """Say which version of the code runs, once the test opens the gate."""
+    while not Path({gate!r}).exists():
+        await asyncio.sleep(0.01)
+    return "{label}"
+'''
+
+
 def has_failed(reloader: Reloader) -> bool:
     return reloader.failed is not None
 
@@ -63,13 +75,15 @@ async def test_a_new_build_serves_new_turns(tmp_path: Path) -> None:
 
 async def test_a_running_turn_and_the_messages_queued_behind_it_finish_on_their_code(tmp_path: Path) -> None:
     h, reloader, app = await reloading(tmp_path)
-    write_tool(app, "v1-slow", delay=0.3)
+    gate = tmp_path / "gate"
+    (app / "agent" / "tools" / "version.py").write_text(GATED.format(gate=str(gate), label="v1-slow"))
     await reloader.rebuild()
     sid = await h.create("/call version {}")
     await h.wait_for(sid, lambda ev: "actions.requested" in [e["type"] for e in ev])
     write_tool(app, "v2")
-    await reloader.rebuild()  # while the slow call runs
+    await reloader.rebuild()  # while the call waits at the gate
     await h.send(sid, "/call version {}", turnPolicy="queue")  # queued work: it stays on the running code
+    gate.touch()
     await h.turns(sid, 2)
     await h.send(sid, "/call version {}")  # the session is idle: this delivery moves it
     events = await h.turns(sid, 3)
