@@ -78,6 +78,10 @@ class EventWaiters:
                 if not future.done():
                     future.set_result(None)
 
+    def notify_all(self) -> None:
+        """Wake every waiter of every session (they re-read what they wait for)."""
+        self.notify(list(self._waiters))
+
     async def wait(self, future: asyncio.Future[None], timeout: float) -> bool:
         """Wait for a registered future; False when `timeout` seconds passed first."""
         if timeout <= 0:
