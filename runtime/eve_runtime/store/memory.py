@@ -403,3 +403,15 @@ class MemoryStore(Store):
         lease = self._leases.get(session_id)
         if lease is not None and lease.owner == owner:
             lease.owner, lease.expires_at = None, 0.0
+
+    async def orphaned_sessions(self) -> list[str]:
+        self._check_open()
+        now = time.time()
+        return [
+            session.record.id
+            for session in sorted(self._sessions.values(), key=lambda s: s.record.created_at)
+            if session.record.status == "active"
+            and (lease := self._leases.get(session.record.id)) is not None
+            and lease.owner is not None
+            and lease.expires_at <= now
+        ]

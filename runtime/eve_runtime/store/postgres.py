@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -79,6 +80,8 @@ class PostgresStore(Store):
         self._delivery_callbacks: list[Callable[[str], None]] = []
         self._database = ""
         self._inbox_locks = _KeyedLocks()
+        self._tag = uuid.uuid4().hex[:16]
+        """Marks this store's delivery notifications, so it tells only of other processes' deliveries."""
         self.schema: str | None = None
         """The schema in use (known once open)."""
         self.events_channel = ""
@@ -89,8 +92,12 @@ class PostgresStore(Store):
         """Where the store is, for messages and logs: `user@host:port/dbname`, never the password."""
         return describe_url(self._url)
 
+    @property
+    def _announce(self) -> tuple[str, str]:
+        return self.deliveries_channel, self._tag
+
     def on_delivery(self, callback: Callable[[str], None]) -> None:
-        """Call `callback(session_id)` on the loop whenever any process accepts a delivery for a session."""
+        """Call `callback(session_id)` on the loop whenever another process accepts a delivery for a session."""
         self._delivery_callbacks.append(callback)
 
     async def open(self) -> None:
@@ -163,8 +170,10 @@ class PostgresStore(Store):
         if channel == self.events_channel:
             self._waiters.notify((payload,))
         elif channel == self.deliveries_channel:
-            for callback in self._delivery_callbacks:
-                callback(payload)
+            tag, _, session_id = payload.partition(" ")
+            if tag != self._tag:
+                for callback in self._delivery_callbacks:
+                    callback(session_id)
 
     def _gap(self) -> None:
         self._waiters.notify_all()
@@ -193,7 +202,7 @@ class PostgresStore(Store):
     async def create_session(
         self, record: SessionRecord, first: NewDelivery | None = None
     ) -> tuple[SessionRecord, bool]:
-        return await self._run(lambda conn: ops.create_session(conn, record, first, self.deliveries_channel))
+        return await self._run(lambda conn: ops.create_session(conn, record, first, self._announce))
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
         return await self._run(lambda conn: ops.get_session(conn, session_id))
@@ -210,7 +219,7 @@ class PostgresStore(Store):
         # Calls in this process are accepted in call order (asyncio locks are FIFO), as by the
         # SQLite store's single writer; across processes, the session row's lock orders them.
         async with self._inbox_locks.hold(session_id):
-            return await self._run(lambda conn: ops.enqueue(conn, session_id, delivery, self.deliveries_channel))
+            return await self._run(lambda conn: ops.enqueue(conn, session_id, delivery, self._announce))
 
     async def pending_deliveries(self, session_id: str) -> list[DeliveryRecord]:
         rows = await self._rows(
@@ -314,9 +323,7 @@ class PostgresStore(Store):
         channel_state: str | None = None,
     ) -> tuple[SessionRecord, bool]:
         return await self._run(
-            lambda conn: ops.create_at_address(
-                conn, record, first, address, replacing, channel_state, self.deliveries_channel
-            )
+            lambda conn: ops.create_at_address(conn, record, first, address, replacing, channel_state, self._announce)
         )
 
     async def address_holder(self, address: str) -> str | None:
@@ -345,6 +352,14 @@ class PostgresStore(Store):
 
     async def release(self, session_id: str, owner: str) -> None:
         await self._run(lambda conn: ops.release(conn, session_id, owner))
+
+    async def orphaned_sessions(self) -> list[str]:
+        rows = await self._rows(
+            "SELECT s.id FROM owners o JOIN sessions s ON s.id = o.session_id WHERE o.owner IS NOT NULL "
+            "AND o.expires_at <= extract(epoch FROM clock_timestamp()) AND s.status = 'active' "
+            "ORDER BY s.created_at, s.row_seq"
+        )
+        return [str(row[0]) for row in rows]
 
 
 class _KeyedLocks:

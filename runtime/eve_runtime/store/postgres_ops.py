@@ -99,7 +99,7 @@ async def _by_operation(conn: Connection, operation: bytes) -> SessionRecord | N
 
 
 async def _create(
-    conn: Connection, record: SessionRecord, first: NewDelivery | None, channel: str | None
+    conn: Connection, record: SessionRecord, first: NewDelivery | None, notify: tuple[str, str] | None
 ) -> tuple[SessionRecord, bool]:
     """Inside a transaction: create the session, or return the one its operation id created."""
     operation = None if record.operation_id is None else encode(record.operation_id)
@@ -134,19 +134,21 @@ async def _create(
     if row is None:
         raise StoreError(f"A session with id {record.id!r} already exists.")
     if first is not None and payload is not None:
-        await _insert_delivery(conn, record.id, first, payload, 0, channel)
+        await _insert_delivery(conn, record.id, first, payload, 0, notify)
     return record, True
 
 
 async def create_session(
-    conn: Connection, record: SessionRecord, first: NewDelivery | None, channel: str | None
+    conn: Connection, record: SessionRecord, first: NewDelivery | None, notify: tuple[str, str] | None
 ) -> tuple[SessionRecord, bool]:
     """Create a session and its first delivery, or return the one created with the same operation id."""
     async with conn.transaction():
-        return await _create(conn, record, first, channel)
+        return await _create(conn, record, first, notify)
 
 
-async def enqueue(conn: Connection, session_id: str, delivery: NewDelivery, channel: str | None) -> EnqueueResult:
+async def enqueue(
+    conn: Connection, session_id: str, delivery: NewDelivery, notify: tuple[str, str] | None
+) -> EnqueueResult:
     """Accept a delivery, or return the first one with the same idempotency key."""
     payload = encode_payload(delivery.payload)
     async with conn.transaction():
@@ -169,13 +171,13 @@ async def enqueue(conn: Connection, session_id: str, delivery: NewDelivery, chan
             conn, "SELECT coalesce(max(seq) + 1, 0) FROM deliveries WHERE session_id = %s", (session_id,)
         )
         seq = 0 if seq_row is None else int(seq_row[0])
-        return EnqueueResult(await _insert_delivery(conn, session_id, delivery, payload, seq, channel), duplicate=False)
+        return EnqueueResult(await _insert_delivery(conn, session_id, delivery, payload, seq, notify), duplicate=False)
 
 
 async def _insert_delivery(
-    conn: Connection, session_id: str, delivery: NewDelivery, payload: str, seq: int, channel: str | None
+    conn: Connection, session_id: str, delivery: NewDelivery, payload: str, seq: int, notify: tuple[str, str] | None
 ) -> DeliveryRecord:
-    """Insert a delivery (and its idempotency key); NOTIFY `channel` with the session id at commit."""
+    """Insert a delivery (and its idempotency key); at commit, NOTIFY `(channel, tag)` with `tag session_id`."""
     key = None if delivery.idempotency_key is None else encode(delivery.idempotency_key)
     now = time.time()
     row = await _one(
@@ -197,8 +199,9 @@ async def _insert_delivery(
             "WHERE session_id = %s ORDER BY seq DESC LIMIT 1 OFFSET %s)",
             (session_id, session_id, IDEMPOTENCY_WINDOW),
         )
-    if channel is not None:
-        await conn.execute("SELECT pg_notify(%s, %s)", (channel, session_id))
+    if notify is not None:
+        channel, tag = notify
+        await conn.execute("SELECT pg_notify(%s, %s)", (channel, f"{tag} {session_id}"))
     return DeliveryRecord(
         id=delivery.id,
         session_id=session_id,
@@ -249,7 +252,7 @@ async def create_at_address(
     address: str,
     replacing: str | None,
     channel_state: str | None,
-    channel: str | None,
+    notify: tuple[str, str] | None,
 ) -> tuple[SessionRecord, bool]:
     """Create a session holding the address, or return the session that wins (see the store contract)."""
     async with conn.transaction():
@@ -263,7 +266,7 @@ async def create_at_address(
             found = await get_session(conn, holder)
             assert found is not None  # the join found it
             return found, False
-        session, created = await _create(conn, record, first, channel)
+        session, created = await _create(conn, record, first, notify)
         if created:
             await _claim(conn, session.id, address)
             if channel_state is not None:
