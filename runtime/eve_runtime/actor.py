@@ -117,7 +117,18 @@ class SessionActor:
     # -- the loop --------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Load, recover, and work until the inbox is empty (or the runtime stops)."""
+        """Load, recover, and work until the inbox is empty (or the runtime stops), holding the lease if any."""
+        ownership = self.runtime.ownership
+        if ownership is None:
+            await self._work()
+        else:
+            await ownership.run(self, self._work)
+
+    def seen(self, delivery_id: str) -> bool:
+        """Whether this actor took the delivery into its inbox (handled, deferred or queued)."""
+        return delivery_id in self._seen
+
+    async def _work(self) -> None:
         try:
             if not await self._load():
                 self.closing = True

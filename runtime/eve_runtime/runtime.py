@@ -32,6 +32,7 @@ from eve_runtime.ids import new_delivery_id, new_session_id
 from eve_runtime.messages import ToolCall
 from eve_runtime.models import resolve_model
 from eve_runtime.models.base import Model
+from eve_runtime.ownership import Ownership
 from eve_runtime.replacement import AddressSessions
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.session_reader import bind_store, unbind_default
@@ -74,6 +75,10 @@ class RuntimeOptions:
     cached_sessions: int = 256
     """Recently active sessions kept loaded, so a conversation's next turn does not re-read its history."""
     clock: Callable[[], float] = field(default=time.time)
+    lease_seconds: float | None = None
+    """Many processes share the store (the Postgres world): a session runs only in the process holding
+    its lease, which lasts this long unrenewed (see `eve_runtime.ownership`). None: one process owns
+    the store (the local world), no leases."""
 
 
 class Runtime:
@@ -114,6 +119,8 @@ class Runtime:
         self._deadline_changed = asyncio.Event()
         self._timer: asyncio.Task[None] | None = None
         self._stopping = False
+        self.ownership = None if self.options.lease_seconds is None else Ownership(store, self.options.lease_seconds)
+        """This process's leases, when many processes share the store."""
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -140,12 +147,16 @@ class Runtime:
         if sessions:
             logger.info("checking %d active session(s) for unfinished work", len(sessions))
         self._timer = asyncio.create_task(self._run_timer(), name="eve-timeouts")
+        if self.ownership is not None:
+            self.ownership.start(self)
 
     async def stop(self, deadline: float = 10.0) -> None:
         """Stop every actor at its next step boundary, waiting at most `deadline` seconds."""
         self._stopping = True
         if self._timer is not None:
             self._timer.cancel()
+        if self.ownership is not None:
+            await self.ownership.stop()
         actors = list(self._actors.values())
         for actor in actors:
             actor.stopping = True
@@ -420,6 +431,12 @@ class Runtime:
             session = await self.store.get_session(session_id)
             if session is not None and session.status != "active":
                 self.acknowledge(delivery.id)
+            while not future.done():  # another process may run the session: watch its status too
+                await asyncio.wait([future], timeout=0.5)
+                if not future.done():
+                    session = await self.store.get_session(session_id)
+                    if session is None or session.status != "active":
+                        self.acknowledge(delivery.id)
             await future
         finally:
             self._acks.pop(delivery.id, None)
@@ -437,8 +454,17 @@ class Runtime:
         elif not actor.accepts_deliveries():
             self._respawn.add(session.id)  # it is ending: start a fresh one when it is gone
 
+    def actor(self, session_id: str) -> SessionActor | None:
+        """The session's actor in this process, if it has one (running or ending)."""
+        return self._actors.get(session_id)
+
     def remember(self, session_id: str, loaded: LoadedSession) -> None:
-        """Keep a session an actor just left loaded, for its next turn (the least recent are dropped)."""
+        """Keep a session an actor just left loaded, for its next turn (the least recent are dropped).
+
+        Not when many processes share the store: another one may run the session's next turn.
+        """
+        if self.ownership is not None:
+            return
         self._loaded[session_id] = loaded
         self._loaded.move_to_end(session_id)
         while len(self._loaded) > self.options.cached_sessions:

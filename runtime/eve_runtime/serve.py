@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import errno
 import logging
 import os
@@ -33,7 +34,7 @@ from eve_runtime.runtime import Runtime, RuntimeOptions
 from eve_runtime.server import create_app
 from eve_runtime.server_auth import Authenticator, BearerTokenAuth, LoopbackAuth, is_loopback_host
 from eve_runtime.server_stream import StreamOptions
-from eve_runtime.worlds import WORLDS, WorldUnavailable, open_world
+from eve_runtime.worlds import WORLDS, WorldUnavailable, lease_seconds, open_world
 
 __all__ = ["ServeError", "listening_line", "run_app", "serve"]
 
@@ -185,6 +186,8 @@ async def _serve(
 ) -> None:
     assert compiled.root is not None
     try:
+        if world == "postgres":  # many processes share the store: sessions run under leases
+            runtime_options = dataclasses.replace(runtime_options or RuntimeOptions(), lease_seconds=lease_seconds())
         store = await open_world(world, database_url, compiled.paths.workflow_data_dir)
     except WorldUnavailable as exc:
         raise ServeError(str(exc)) from None
