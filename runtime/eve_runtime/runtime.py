@@ -119,7 +119,7 @@ class Runtime:
         self._deadline_changed = asyncio.Event()
         self._timer: asyncio.Task[None] | None = None
         self._stopping = False
-        self.ownership = None if self.options.lease_seconds is None else Ownership(store, self.options.lease_seconds)
+        self.ownership = None if self.options.lease_seconds is None else Ownership(self, self.options.lease_seconds)
         """This process's leases, when many processes share the store."""
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -148,15 +148,13 @@ class Runtime:
             logger.info("checking %d active session(s) for unfinished work", len(sessions))
         self._timer = asyncio.create_task(self._run_timer(), name="eve-timeouts")
         if self.ownership is not None:
-            self.ownership.start(self)
+            self.ownership.start()
 
     async def stop(self, deadline: float = 10.0) -> None:
         """Stop every actor at its next step boundary, waiting at most `deadline` seconds."""
         self._stopping = True
         if self._timer is not None:
             self._timer.cancel()
-        if self.ownership is not None:
-            await self.ownership.stop()
         actors = list(self._actors.values())
         for actor in actors:
             actor.stopping = True
@@ -167,6 +165,8 @@ class Runtime:
                 task.cancel()
             if pending:
                 await asyncio.wait(pending, timeout=1.0)
+        if self.ownership is not None:
+            await self.ownership.stop()
         await self.hooks.close(deadline)
         unbind_default(self.store)
         self.tool_executor.shutdown(wait=False, cancel_futures=True)
@@ -461,10 +461,9 @@ class Runtime:
     def remember(self, session_id: str, loaded: LoadedSession) -> None:
         """Keep a session an actor just left loaded, for its next turn (the least recent are dropped).
 
-        Not when many processes share the store: another one may run the session's next turn.
+        When many processes share the store, the next actor here uses it only if no other process
+        owned the session meanwhile (see `SessionActor.keep_loaded_under`).
         """
-        if self.ownership is not None:
-            return
         self._loaded[session_id] = loaded
         self._loaded.move_to_end(session_id)
         while len(self._loaded) > self.options.cached_sessions:

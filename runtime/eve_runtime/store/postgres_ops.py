@@ -13,6 +13,8 @@ import json
 import time
 from typing import Any, cast
 
+import psycopg
+
 from eve_runtime.store.base import (
     IDEMPOTENCY_WINDOW,
     MAX_ADDRESSES,
@@ -27,7 +29,13 @@ from eve_runtime.store.base import (
 )
 from eve_runtime.store.memory import encode_payload
 from eve_runtime.store.postgres_pool import Connection
-from eve_runtime.store.postgres_schema import decode, encode, lock_key
+from eve_runtime.store.postgres_schema import (
+    SQLSTATE_DELIVERY_EXISTS,
+    SQLSTATE_NOT_ACTIVE,
+    decode,
+    encode,
+    lock_key,
+)
 
 __all__ = [
     "SESSION_COLUMNS",
@@ -149,29 +157,29 @@ async def create_session(
 async def enqueue(
     conn: Connection, session_id: str, delivery: NewDelivery, notify: tuple[str, str] | None
 ) -> EnqueueResult:
-    """Accept a delivery, or return the first one with the same idempotency key."""
+    """Accept a delivery, or return the first one with the same idempotency key (one `eve_enqueue` call).
+
+    The session row's lock orders the session's deliveries (seq) and its idempotency keys.
+    """
     payload = encode_payload(delivery.payload)
-    async with conn.transaction():
-        # The session row's lock orders the session's deliveries (seq) and its idempotency keys.
-        row = await _one(conn, "SELECT status FROM sessions WHERE id = %s FOR UPDATE", (session_id,))
-        if row is None or row[0] != "active":
-            state = "does not exist" if row is None else f"is {row[0]}"
-            raise SessionNotActive(f"Session {session_id!r} {state}, so it accepts no delivery.")
-        key = None if delivery.idempotency_key is None else encode(delivery.idempotency_key)
-        if key is not None:
-            found = await _one(
-                conn,
-                f"SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE id = "
-                "(SELECT delivery_id FROM idempotency_keys WHERE session_id = %s AND key = %s)",
-                (session_id, key),
-            )
-            if found is not None:
-                return EnqueueResult(to_delivery(found), duplicate=True)
-        seq_row = await _one(
-            conn, "SELECT coalesce(max(seq) + 1, 0) FROM deliveries WHERE session_id = %s", (session_id,)
+    key = None if delivery.idempotency_key is None else encode(delivery.idempotency_key)
+    channel, tag = notify if notify is not None else (None, None)
+    try:
+        row = await _one(
+            conn,
+            "SELECT * FROM eve_enqueue(%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (session_id, delivery.id, delivery.kind, payload, key, time.time(), IDEMPOTENCY_WINDOW, channel, tag),
         )
-        seq = 0 if seq_row is None else int(seq_row[0])
-        return EnqueueResult(await _insert_delivery(conn, session_id, delivery, payload, seq, notify), duplicate=False)
+    except psycopg.Error as exc:
+        if exc.sqlstate == SQLSTATE_NOT_ACTIVE:
+            status = exc.diag.message_primary or ""
+            state = f"is {status}" if status else "does not exist"
+            raise SessionNotActive(f"Session {session_id!r} {state}, so it accepts no delivery.") from None
+        if exc.sqlstate == SQLSTATE_DELIVERY_EXISTS:
+            raise StoreError(f"A delivery with id {delivery.id!r} already exists.") from None
+        raise
+    assert row is not None
+    return EnqueueResult(to_delivery(row[1:]), duplicate=bool(row[0]))
 
 
 async def _insert_delivery(

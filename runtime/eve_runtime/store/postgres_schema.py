@@ -6,9 +6,10 @@ checkpoints, channel state, addresses) are stored as `BYTEA` holding their UTF-8
 `surrogatepass` (Postgres text refuses NUL and lone surrogates), and the insertion order SQLite
 keeps in `rowid` is a `BIGSERIAL` column. The schema version is kept in `eve_meta`.
 
-A commit runs as one call of the `eve_commit` PL/pgSQL function: one round trip that locks the
-session row, checks the fencing token against `owners` (locked for share, so a takeover waits for
-the commit in flight), checks the first event index, writes everything, and `NOTIFY`s readers.
+Accepting a delivery is one call of the `eve_enqueue` PL/pgSQL function (one round trip), and a
+commit one call of `eve_commit`, which locks the session row, checks the fencing token against
+`owners` (locked for share, so a takeover waits for the commit in flight), checks the first event
+index, writes everything, and `NOTIFY`s readers.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from eve_runtime.store.base import StoreError
 
 __all__ = [
     "SCHEMA_VERSION",
+    "SQLSTATE_DELIVERY_EXISTS",
     "SQLSTATE_INDEX_CONFLICT",
     "SQLSTATE_MISSING_SESSION",
+    "SQLSTATE_NOT_ACTIVE",
     "SQLSTATE_OWNERSHIP_LOST",
     "channel_names",
     "decode",
@@ -37,6 +40,8 @@ SCHEMA_VERSION = 1
 SQLSTATE_MISSING_SESSION = "EV404"
 SQLSTATE_OWNERSHIP_LOST = "EV409"
 SQLSTATE_INDEX_CONFLICT = "EV412"
+SQLSTATE_NOT_ACTIVE = "EV410"
+SQLSTATE_DELIVERY_EXISTS = "EV422"
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS eve_meta (
@@ -174,6 +179,52 @@ $fn$
 """
 
 
+_ENQUEUE_FUNCTION = """
+CREATE OR REPLACE FUNCTION eve_enqueue(
+    p_session TEXT, p_id TEXT, p_kind TEXT, p_payload TEXT, p_key BYTEA, p_now DOUBLE PRECISION, p_window INTEGER,
+    p_channel TEXT, p_tag TEXT
+) RETURNS TABLE (
+    duplicate BOOLEAN, id TEXT, session_id TEXT, seq BIGINT, kind TEXT, payload TEXT, idempotency_key BYTEA,
+    created_at DOUBLE PRECISION, consumed BOOLEAN
+) LANGUAGE plpgsql AS $fn$
+#variable_conflict use_column
+DECLARE
+    v_status TEXT;
+    v_seq BIGINT;
+BEGIN
+    SELECT s.status INTO v_status FROM sessions s WHERE s.id = p_session FOR UPDATE;
+    IF v_status IS DISTINCT FROM 'active' THEN
+        RAISE EXCEPTION '%', coalesce(v_status, '') USING ERRCODE = 'EV410';
+    END IF;
+    IF p_key IS NOT NULL THEN
+        RETURN QUERY SELECT TRUE, d.id, d.session_id, d.seq, d.kind, d.payload, d.idempotency_key, d.created_at,
+            d.consumed FROM deliveries d WHERE d.id =
+            (SELECT k.delivery_id FROM idempotency_keys k WHERE k.session_id = p_session AND k.key = p_key);
+        IF FOUND THEN
+            RETURN;
+        END IF;
+    END IF;
+    SELECT coalesce(max(d.seq) + 1, 0) INTO v_seq FROM deliveries d WHERE d.session_id = p_session;
+    INSERT INTO deliveries (id, session_id, seq, kind, payload, idempotency_key, created_at, consumed)
+        VALUES (p_id, p_session, v_seq, p_kind, p_payload, p_key, p_now, FALSE) ON CONFLICT (id) DO NOTHING;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION '%', p_id USING ERRCODE = 'EV422';
+    END IF;
+    IF p_key IS NOT NULL THEN
+        INSERT INTO idempotency_keys (session_id, key, delivery_id, seq) VALUES (p_session, p_key, p_id, v_seq);
+        -- Keep the newest p_window keys: drop everything at or below the first one past it.
+        DELETE FROM idempotency_keys k WHERE k.session_id = p_session AND k.seq <= (SELECT k2.seq
+            FROM idempotency_keys k2 WHERE k2.session_id = p_session ORDER BY k2.seq DESC LIMIT 1 OFFSET p_window);
+    END IF;
+    IF p_channel IS NOT NULL THEN
+        PERFORM pg_notify(p_channel, p_tag || ' ' || p_session);
+    END IF;
+    RETURN QUERY SELECT FALSE, p_id, p_session, v_seq, p_kind, p_payload, p_key, p_now, FALSE;
+END
+$fn$
+"""
+
+
 def encode(value: str) -> bytes:
     """A string as stored in a `BYTEA` column (UTF-8, lone surrogates passed through)."""
     return value.encode("utf-8", "surrogatepass")
@@ -223,6 +274,7 @@ async def ensure_schema(conn: psycopg.AsyncConnection[tuple[object, ...]], schem
         for statement in _TABLES.split(";"):
             await conn.execute(statement)
         await conn.execute(_COMMIT_FUNCTION)
+        await conn.execute(_ENQUEUE_FUNCTION)
         await conn.execute(
             "INSERT INTO eve_meta (key, value) VALUES ('schema_version', %s) "
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
