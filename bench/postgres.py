@@ -8,7 +8,8 @@
    Target (DESIGN.md): within 3x of one raw commit per step.
 2. Throughput: turns per second with 1 and then 2 worker processes on one schema, each worker a
    runtime over its own `PostgresStore` driving its share of the sessions (every session runs
-   sequential echo turns). Prints the ratio (target: it grows with worker processes).
+   sequential echo turns, waiting for each turn's end in the event log: whichever worker holds a
+   session's lease runs its turn). Prints the ratio (target: it grows with worker processes).
 
 Skips (exit 0, with a message) when PostgreSQL is unreachable. `EVE_BENCH_DATABASE_URL` picks the
 server (default `postgresql://postgres@127.0.0.1:5432/test`).
@@ -179,8 +180,18 @@ async def _worker(schema: str, sessions: int, turns: int) -> None:
             started = time.perf_counter()
 
             async def drive(session_id: str) -> None:
+                # Another worker may run the turn (it holds the session's lease): read the event log.
+                known = await store.event_count(session_id)
                 for n in range(turns):
-                    await _turn(store, runtime, session_id, f"turn {n}", n + 1)
+                    await runtime.deliver(session_id, "message", {"message": f"turn {n}"})
+                    while True:
+                        count = await store.wait_for_events(session_id, known, 30.0)
+                        if count == known:
+                            raise TimeoutError(f"session {session_id}: no event for 30 s")
+                        rows = await store.read_events(session_id, known, count)
+                        known = count
+                        if any(row.type in BOUNDARIES for row in rows):
+                            break
 
             await asyncio.gather(*(drive(session_id) for session_id in ids))
             elapsed = time.perf_counter() - started
@@ -211,7 +222,7 @@ def throughput(workers: int, sessions: int, turns: int) -> dict[str, float]:
             wall = time.perf_counter() - started
         finally:
             for proc in procs:
-                proc.wait(timeout=60)
+                proc.communicate(timeout=60)  # closes the pipes (a worker given no `go` runs and ends)
     total = sum(r["turns"] for r in results)
     return {"turns": total, "seconds": wall, "turns_per_s": total / wall, "failed": sum(r["failed"] for r in results)}
 
