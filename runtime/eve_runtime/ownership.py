@@ -123,6 +123,9 @@ class Ownership:
                 continue
             lost.set()
             self._leases.pop(actor.session_id, None)
+            if renewed is not None:  # the lease had lapsed and was free again: do not keep what is not ours to run
+                with contextlib.suppress(StoreError):
+                    await self.store.release(actor.session_id, self.owner)
             logger.warning(
                 "session %s: another process took over its lease (fencing token %s, this one held %s): stopping here",
                 actor.session_id,

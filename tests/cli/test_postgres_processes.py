@@ -7,6 +7,8 @@ finishes the turn. Leases last one second here (`EVE_LEASE_SECONDS`).
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -88,5 +90,32 @@ def test_a_killed_owners_turn_is_finished_by_the_other_process(pair: tuple[EvePr
     follow_up = on_b.send(session, "/reply still here", "k-after")
     events = on_b.wait_quiet(session, turns=2, deliveries={follow_up.delivery or ""}, timeout=30)
     assert _replies(events)[-1] == "still here"
+    report = check(on_b, [session], b.ledger)
+    assert report.violations() == {}, report
+
+
+def test_a_paused_owner_is_superseded_and_its_late_writes_refused(pair: tuple[EveProcess, EveProcess]) -> None:
+    a, b = pair
+    on_a, on_b = Client(a), Client(b)
+    created = on_a.create("op-paused", '/call record {"label": "slow", "seconds": 1.5}')
+    assert created.outcome == "ok" and created.session is not None and a.process is not None
+    session = created.session
+    deadline = time.monotonic() + 20
+    while not read_ledger(a.ledger):
+        assert time.monotonic() < deadline, "the tool never started"
+        time.sleep(0.02)
+    os.kill(a.process.pid, signal.SIGSTOP)  # A stalls mid-tool, holding the lease
+    try:
+        events = on_b.wait_quiet(session, turns=1, timeout=30)  # B takes over once the lease expires
+    finally:
+        os.kill(a.process.pid, signal.SIGCONT)
+    finished = len(events)
+    time.sleep(2.5)  # A's tool returns now; its result must not reach the log
+    events = on_b.events(session)
+    assert len(events) == finished, [e["type"] for e in events[finished:]]
+    assert [e["type"] for e in events].count("turn.completed") == 1
+    follow_up = on_a.send(session, "/reply after the pause", "k-after")  # A serves on, as a non-owner
+    events = on_b.wait_quiet(session, turns=2, deliveries={follow_up.delivery or ""}, timeout=30)
+    assert _replies(events)[-1] == "after the pause"
     report = check(on_b, [session], b.ledger)
     assert report.violations() == {}, report
