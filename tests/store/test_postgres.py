@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator, Iterator
 
 import psycopg
@@ -143,3 +144,33 @@ async def test_a_cancelled_call_leaves_the_pool_usable(schema: str) -> None:
         assert await asyncio.wait_for(store.get_session("s1"), 5) is not None
     finally:
         await store.close()
+
+
+async def test_the_store_recovers_when_postgres_drops_its_connections(schema: str) -> None:
+    name = f"eve-test-{uuid.uuid4().hex[:8]}"
+    store = PostgresStore(pg.database_url(), schema=schema, application_name=name)
+    other = PostgresStore(pg.database_url(), schema=schema)
+    await store.open()
+    await other.open()
+    try:
+        await store.create_session(session("s1"))
+        with psycopg.connect(pg.database_url(), autocommit=True) as conn:
+            killed = conn.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = %s", (name,)
+            ).fetchone()
+        assert killed is not None and killed[0] >= 2  # the pooled connection and the listener
+        failures = 0
+        for _ in range(5):  # a broken pooled connection fails one call, then is replaced
+            try:
+                assert await store.get_session("s1") is not None
+                break
+            except StoreError:
+                failures += 1
+        assert failures <= 1
+        waiter = asyncio.ensure_future(store.wait_for_events("s1", 0, timeout=30))
+        await asyncio.sleep(0.5)  # the listener reconnects meanwhile
+        await other.commit("s1", Commit(events=events(0, b"after the outage")))
+        assert await asyncio.wait_for(waiter, 10) == 1
+    finally:
+        await store.close()
+        await other.close()

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import psycopg
-from psycopg import sql
+from psycopg import conninfo, sql
 
 from eve_runtime.store import postgres_ops as ops
 from eve_runtime.store.base import (
@@ -68,10 +68,18 @@ class PostgresStore(Store):
         schema: The Postgres schema holding eve's tables (created when missing); None for the
             connection's default schema.
         pool_size: The most connections this store opens for reads and writes (one more listens).
+        application_name: How its connections show in `pg_stat_activity` (unless the URL names one).
     """
 
-    def __init__(self, url: str, *, schema: str | None = None, pool_size: int = DEFAULT_POOL_SIZE) -> None:
-        self._url = url
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        application_name: str = "eve",
+    ) -> None:
+        self._url = _named(url, application_name)
         self._schema = schema
         self._pool_size = pool_size
         self._pool: ConnectionPool | None = None
@@ -360,6 +368,16 @@ class PostgresStore(Store):
             "ORDER BY s.created_at, s.row_seq"
         )
         return [str(row[0]) for row in rows]
+
+
+def _named(url: str, application_name: str) -> str:
+    """`url` with `application_name` set, unless it sets one (or cannot be parsed: `open` says so)."""
+    try:
+        if "application_name" in conninfo.conninfo_to_dict(url):
+            return url
+        return conninfo.make_conninfo(url, application_name=application_name)
+    except psycopg.Error:
+        return url
 
 
 class _KeyedLocks:
