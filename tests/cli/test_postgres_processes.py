@@ -14,10 +14,11 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests import pg
-from tests.crash.harness import Client, EveProcess, check, read_ledger, scaffold
+from tests.crash.harness import TOKEN, Client, EveProcess, check, read_ledger, scaffold
 
 pytestmark = [pytest.mark.scenario, pytest.mark.postgres]
 
@@ -119,3 +120,22 @@ def test_a_paused_owner_is_superseded_and_its_late_writes_refused(pair: tuple[Ev
     assert _replies(events)[-1] == "after the pause"
     report = check(on_b, [session], b.ledger)
     assert report.violations() == {}, report
+
+
+def test_cancel_and_reset_sent_to_the_other_process_reach_the_owner(pair: tuple[EveProcess, EveProcess]) -> None:
+    a, b = pair
+    on_a, on_b = Client(a), Client(b)
+    created = on_a.create("op-long", "/delay 300\n/say " + " ".join(f"w{i}" for i in range(40)))
+    assert created.outcome == "ok" and created.session is not None
+    session = created.session
+    deadline = time.monotonic() + 20
+    while not any(e["type"] == "message.appended" for e in on_b.events(session)):
+        assert time.monotonic() < deadline, "the turn never streamed"
+        time.sleep(0.05)
+    with httpx.Client(base_url=b.url, headers={"authorization": f"Bearer {TOKEN}"}, timeout=30) as http:
+        assert http.post(f"/eve/v1/session/{session}/cancel", json={}).status_code == 202
+        events = on_b.wait_quiet(session, turns=1, timeout=20)
+        assert [e["type"] for e in events if e["type"].startswith("turn.")][-1] == "turn.cancelled"
+        reset = http.post(f"/eve/v1/session/{session}/reset", json={})
+        assert reset.status_code == 200 and reset.json()["ok"], reset.text
+        assert http.post(f"/eve/v1/session/{session}", json={"message": "hi"}).status_code == 409
