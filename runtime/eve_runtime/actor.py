@@ -54,6 +54,8 @@ class LoadedSession:
     state: SessionState
     history: list[Message]
     next_index: int
+    fence: int | None = None
+    """The lease's fencing token when the actor left it (many processes): valid while no other owner came between."""
 
 
 class SessionActor:
@@ -117,7 +119,27 @@ class SessionActor:
     # -- the loop --------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Load, recover, and work until the inbox is empty (or the runtime stops)."""
+        """Load, recover, and work until the inbox is empty (or the runtime stops), holding the lease if any."""
+        ownership = self.runtime.ownership
+        if ownership is None:
+            await self._work()
+        else:
+            await ownership.run(self, self._work)
+
+    def keep_loaded_under(self, fence: int) -> None:
+        """Keep the session as the last actor here left it only if no other process owned it since.
+
+        That is when this process kept the lease (the same fencing token) or released it and took it
+        back with nobody in between (the next token).
+        """
+        if self._loaded is not None and (self._loaded.fence is None or fence - self._loaded.fence not in (0, 1)):
+            self._loaded = None
+
+    def seen_deliveries(self) -> frozenset[str]:
+        """The deliveries this actor took into its inbox (handled, deferred or queued)."""
+        return frozenset(self._seen)
+
+    async def _work(self) -> None:
         try:
             if not await self._load():
                 self.closing = True
@@ -171,7 +193,10 @@ class SessionActor:
                     else:
                         self.runtime.pins.release(self.session_id)  # idle: its next delivery may move it
                     self.runtime.remember(
-                        self.session_id, LoadedSession(self.session, self.state, self.history, self.emitter.next_index)
+                        self.session_id,
+                        LoadedSession(
+                            self.session, self.state, self.history, self.emitter.next_index, self.emitter.fence
+                        ),
                     )
                     return
                 await self._handle_idle(delivery)
@@ -207,7 +232,7 @@ class SessionActor:
             if wake is not None:
                 self.runtime.schedule_wake(self.session_id, wake)
             if loaded is not None:
-                self.runtime.remember(self.session_id, loaded)
+                self.runtime.remember(self.session_id, dataclasses.replace(loaded, fence=self.emitter.fence))
             return False
         if loaded is None:
             stored = await self.store.load_history(self.session_id)

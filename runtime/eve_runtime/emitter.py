@@ -90,6 +90,8 @@ class Emitter:
         self._flushing: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
         self.observer: Observer | None = None
+        self.fence: int | None = None
+        """The session lease's fencing token (many processes on one store): every commit carries it."""
 
     @property
     def next_index(self) -> int:
@@ -221,6 +223,7 @@ class Emitter:
                 status=status,
                 replace_history=replace_history,
                 handoff=handoff,
+                fence=self.fence,
             ),
         )
         self._next_index = index

@@ -35,6 +35,7 @@ from eve_runtime.keyed_locks import KeyedLocks
 from eve_runtime.messages import ToolCall
 from eve_runtime.models import resolve_model
 from eve_runtime.models.base import Model
+from eve_runtime.ownership import Ownership
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.session_reader import bind_store, unbind_default
 from eve_runtime.session_state import TaskState
@@ -79,6 +80,10 @@ class RuntimeOptions:
     cached_sessions: int = 256
     """Recently active sessions kept loaded, so a conversation's next turn does not re-read its history."""
     clock: Callable[[], float] = field(default=time.time)
+    lease_seconds: float | None = None
+    """Many processes share the store (the Postgres world): a session runs only in the process holding
+    its lease, which lasts this long unrenewed (see `eve_runtime.ownership`). None: one process owns
+    the store (the local world), no leases."""
 
 
 class Runtime:
@@ -124,6 +129,8 @@ class Runtime:
         self._deadline_changed = asyncio.Event()
         self._timer: asyncio.Task[None] | None = None
         self._stopping = False
+        self.ownership = None if self.options.lease_seconds is None else Ownership(self, self.options.lease_seconds)
+        """This process's leases, when many processes share the store."""
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -150,6 +157,8 @@ class Runtime:
         if sessions:
             logger.info("checking %d active session(s) for unfinished work", len(sessions))
         self._timer = asyncio.create_task(self._run_timer(), name="eve-timeouts")
+        if self.ownership is not None:
+            self.ownership.start()
 
     async def stop(self, deadline: float = 10.0) -> None:
         """Stop every actor at its next step boundary, waiting at most `deadline` seconds."""
@@ -166,6 +175,8 @@ class Runtime:
                 task.cancel()
             if pending:
                 await asyncio.wait(pending, timeout=1.0)
+        if self.ownership is not None:
+            await self.ownership.stop()
         await self.hooks.close(deadline)
         unbind_default(self.store)
         self.tool_executor.shutdown(wait=False, cancel_futures=True)
@@ -467,6 +478,12 @@ class Runtime:
             limit = self.options.reset_timeout if timeout is None else timeout
             try:
                 async with asyncio.timeout(limit):
+                    while not future.done():  # another process may run the session: watch its status too
+                        await asyncio.wait([future], timeout=0.5)
+                        if not future.done():
+                            session = await self.store.get_session(session_id)
+                            if session is None or session.status != "active":
+                                self.acknowledge(delivery.id)
                     await future
             except TimeoutError:
                 logger.warning("session %s: the reset was queued but not applied within %gs", session_id, limit)
@@ -486,8 +503,16 @@ class Runtime:
         elif not actor.accepts_deliveries():
             self._respawn.add(session.id)  # it is ending: start a fresh one when it is gone
 
+    def actor(self, session_id: str) -> SessionActor | None:
+        """The session's actor in this process, if it has one (running or ending)."""
+        return self._actors.get(session_id)
+
     def remember(self, session_id: str, loaded: LoadedSession) -> None:
-        """Keep a session an actor just left loaded, for its next turn (the least recent are dropped)."""
+        """Keep a session an actor just left loaded, for its next turn (the least recent are dropped).
+
+        When many processes share the store, the next actor here uses it only if no other process
+        owned the session meanwhile (see `SessionActor.keep_loaded_under`).
+        """
         self._loaded[session_id] = loaded
         self._loaded.move_to_end(session_id)
         while len(self._loaded) > self.options.cached_sessions:

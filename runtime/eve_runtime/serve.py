@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import errno
 import logging
 import os
@@ -33,19 +34,13 @@ from eve_runtime.runtime import Runtime, RuntimeOptions
 from eve_runtime.server import create_app
 from eve_runtime.server_auth import Authenticator, BearerTokenAuth, LoopbackAuth, is_loopback_host
 from eve_runtime.server_stream import StreamOptions
-from eve_runtime.store.base import StoreLocked
-from eve_runtime.store.sqlite import SqliteStore
+from eve_runtime.worlds import WORLDS, WorldUnavailable, lease_seconds, open_world
 
 __all__ = ["ServeError", "listening_line", "run_app", "serve"]
 
 logger = logging.getLogger("eve.serve")
 
 Mode = Literal["development", "production"]
-WORLDS = ("local", "postgres")
-POSTGRES_UNAVAILABLE = (
-    "The Postgres world is not available in this version of eve yet. Use the local world (--world local, the "
-    "default), which keeps every session in .eve/workflow-data."
-)
 NO_TOKEN_WARNING = (
     "EVE_AUTH_TOKEN is not set: every route but /eve/v1/health will answer 401. Set EVE_AUTH_TOKEN (in the "
     "environment or the app's .env) and send it as 'Authorization: Bearer <token>'."
@@ -181,6 +176,8 @@ async def _serve(
     mode: Mode,
     host: str,
     port: int,
+    world: str,
+    database_url: str | None,
     runtime_options: RuntimeOptions | None,
     stream_options: StreamOptions | None,
     stop_deadline: float,
@@ -188,10 +185,11 @@ async def _serve(
     companion: Callable[[str], Awaitable[None]] | None,
 ) -> None:
     assert compiled.root is not None
-    store = SqliteStore(compiled.paths.workflow_data_dir)
     try:
-        await store.open()
-    except StoreLocked as exc:
+        if world == "postgres":  # many processes share the store: sessions run under leases
+            runtime_options = dataclasses.replace(runtime_options or RuntimeOptions(), lease_seconds=lease_seconds())
+        store = await open_world(world, database_url, compiled.paths.workflow_data_dir)
+    except WorldUnavailable as exc:
         raise ServeError(str(exc)) from None
     try:
         sock = _bind(host, port)
@@ -305,8 +303,8 @@ def serve(
         mode: `production` (`eve start`: bearer-token auth) or `development` (`eve dev`: loopback).
         host: The address to listen on (loopback by default).
         port: The port; 0 picks a free one (the listening line shows it).
-        world: `local` (SQLite in `.eve/workflow-data`); `postgres` is not available yet.
-        database_url: The Postgres connection string (unused by the local world).
+        world: `local` (SQLite in `.eve/workflow-data`) or `postgres` (the database at `database_url`).
+        database_url: The Postgres connection string (unused by the local world); never logged.
         runtime_options: Engine tunables.
         stream_options: Heartbeat and lease timing of live streams.
         stop_deadline: Seconds running steps get to reach a boundary when stopping.
@@ -325,10 +323,6 @@ def serve(
     load_env_files(app_root)
     if world not in WORLDS:
         raise ServeError(f"Unknown world {world!r}: choose 'local' or 'postgres'.")
-    if world == "postgres":
-        raise ServeError(POSTGRES_UNAVAILABLE)
-    if database_url:
-        logger.info("the local world ignores the database URL")
     compiled = compile_app(app_root)
     if compiled.root is None:
         raise CompileError(compiled.diagnostics)
@@ -339,6 +333,8 @@ def serve(
         mode=mode,
         host=host,
         port=port,
+        world=world,
+        database_url=database_url,
         runtime_options=runtime_options,
         stream_options=stream_options,
         stop_deadline=stop_deadline,

@@ -5,6 +5,8 @@ Timings are never asserted here (machines are shared and noisy): the benchmarks 
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from bench import compaction, concurrency, recovery, step_overhead, store_growth, stream_throughput
@@ -92,3 +94,20 @@ def test_compaction_runs() -> None:
 def test_compaction_refuses_short_runs() -> None:
     with pytest.raises(ValueError, match="twice the window"):
         compaction.run(turns=30, window=20)
+
+
+@pytest.mark.postgres
+def test_postgres_bench_runs() -> None:
+    from bench import postgres
+    from tests import pg
+
+    pg.require()
+    steps = asyncio.run(postgres.measure_steps(rounds=3, warmup=1))
+    assert steps["failed_turns"] == 0
+    for key in ("raw_commit_ms", "echo_step_ms", "tool_step_ms"):
+        assert steps[key]["median"] > 0
+    one = postgres.throughput(1, sessions=2, turns=2)
+    two = postgres.throughput(2, sessions=1, turns=2)
+    assert one["turns"] == two["turns"] == 4
+    assert one["failed"] == two["failed"] == 0
+    postgres.report(steps, one, two)

@@ -204,10 +204,10 @@ def test_a_second_server_on_the_same_app_is_refused(app: Path) -> None:
     [(["--world", "postgres"], {}), ([], {"EVE_WORLD": "postgres"})],
     ids=["flag", "environment"],
 )
-def test_the_postgres_world_is_not_available_yet(app: Path, args: list[str], env: dict[str, str]) -> None:
+def test_the_postgres_world_without_a_database_url_exits_1(app: Path, args: list[str], env: dict[str, str]) -> None:
     result = _eve(app, "start", "--port", "0", *args, env=env)
     assert result.returncode == 1
-    assert "Postgres world is not available" in " ".join(result.stderr.split())
+    assert "needs a database: pass --database-url" in " ".join(result.stderr.split())
     assert result.stdout == ""
 
 

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,20 +91,31 @@ def eve_command() -> list[str]:
 class EveProcess:
     """One `eve start` process at a time on the app; `kill()` is a real SIGKILL."""
 
-    def __init__(self, app: Path, ledger: Path) -> None:
+    def __init__(
+        self, app: Path, ledger: Path, *, args: Sequence[str] = (), env: Mapping[str, str] | None = None
+    ) -> None:
+        """`args` and `env` are added to every start (`--world postgres --database-url ...`, a lease TTL)."""
         self.app = app
         self.ledger = ledger
+        self.args = tuple(args)
+        self.env = dict(env or {})
         self.process: subprocess.Popen[str] | None = None
         self.url = ""
         self.starts = 0
 
     def start(self, crashpoint: str | None = None, *, timeout: float = 30.0) -> str:
-        env = {**os.environ, "EVE_AUTH_TOKEN": TOKEN, "EVE_LEDGER": str(self.ledger), "PYTHONUNBUFFERED": "1"}
+        env = {
+            **os.environ,
+            **self.env,
+            "EVE_AUTH_TOKEN": TOKEN,
+            "EVE_LEDGER": str(self.ledger),
+            "PYTHONUNBUFFERED": "1",
+        }
         env.pop("EVE_TEST_CRASHPOINT", None)
         if crashpoint:
             env["EVE_TEST_CRASHPOINT"] = crashpoint
         self.process = subprocess.Popen(
-            [*eve_command(), "start", "--port", "0"],
+            [*eve_command(), "start", "--port", "0", *self.args],
             cwd=self.app,
             env=env,
             stdout=subprocess.PIPE,

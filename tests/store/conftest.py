@@ -18,10 +18,12 @@ from eve_runtime.store import (
     EventRow,
     MemoryStore,
     NewDelivery,
+    PostgresStore,
     SessionRecord,
     SqliteStore,
     Store,
 )
+from tests import pg
 
 
 class Backend:
@@ -78,13 +80,29 @@ class SqliteBackend(Backend):
         return SqliteStore(self.directory)
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+class PostgresBackend(Backend):
+    """Postgres reopens with a new store object on the same schema, like a new process."""
+
+    name = "postgres"
+
+    def __init__(self, schema: str) -> None:
+        super().__init__()
+        self.schema = schema
+
+    def make(self) -> Store:
+        return PostgresStore(pg.database_url(), schema=self.schema)
+
+
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     name = request.param
     if name == "memory":
         yield MemoryBackend()
     elif name == "sqlite":
         yield SqliteBackend(tmp_path / "workflow-data")
+    elif name == "postgres":
+        with pg.fresh_schema() as schema:
+            yield PostgresBackend(schema)
     else:  # pragma: no cover
         raise AssertionError(name)
 

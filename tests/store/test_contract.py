@@ -475,6 +475,21 @@ async def test_a_stale_fence_writes_nothing(store: Store) -> None:
     assert await store.event_count("s1") == 3
 
 
+async def test_orphaned_sessions_are_those_whose_lease_expired_unreleased(store: Store) -> None:
+    for name in ("dead", "released", "alive", "ended", "idle"):
+        await store.create_session(session(name))
+    assert await store.acquire("dead", "A", ttl=0.05) == 1
+    assert await store.acquire("released", "A", ttl=0.05) == 1
+    await store.release("released", "A")
+    assert await store.acquire("alive", "B", ttl=30) == 1
+    assert await store.acquire("ended", "A", ttl=0.05) == 1
+    await store.commit("ended", Commit(status="completed"))
+    await asyncio.sleep(0.1)
+    assert await store.orphaned_sessions() == ["dead"]
+    assert await store.acquire("dead", "B", ttl=30) == 2  # taken over: no longer orphaned
+    assert await store.orphaned_sessions() == []
+
+
 # -- lifecycle --------------------------------------------------------------------------------
 
 

@@ -1,6 +1,8 @@
-"""Stores: the memory backend (tests) and the SQLite local world, behind one contract."""
+"""Stores: the memory backend (tests), the SQLite local world and the Postgres world, behind one contract."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from eve_runtime.store.base import (
     IDEMPOTENCY_WINDOW,
@@ -26,6 +28,19 @@ from eve_runtime.store.base import (
 from eve_runtime.store.memory import MemoryStore
 from eve_runtime.store.sqlite import SqliteStore, open_local_store
 
+if TYPE_CHECKING:
+    from eve_runtime.store.postgres import PostgresStore
+
+
+def __getattr__(name: str) -> Any:
+    # The Postgres store needs psycopg (the `postgres` extra): import it only when asked for.
+    if name == "PostgresStore":
+        from eve_runtime.store.postgres import PostgresStore
+
+        return PostgresStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "IDEMPOTENCY_WINDOW",
     "MAX_ADDRESSES",
@@ -40,6 +55,7 @@ __all__ = [
     "MemoryStore",
     "NewDelivery",
     "OwnershipLost",
+    "PostgresStore",
     "SessionNotActive",
     "SessionHandoff",
     "SessionRecord",

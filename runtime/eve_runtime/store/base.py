@@ -31,7 +31,7 @@ Postgres) passes the same contract test suite.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -359,3 +359,15 @@ class Store(ABC):
     @abstractmethod
     async def release(self, session_id: str, owner: str) -> None:
         """Give up ownership (no-op when `owner` does not hold it)."""
+
+    @abstractmethod
+    async def orphaned_sessions(self) -> list[str]:
+        """Active sessions whose owner's lease expired without a release (the owner died), oldest first."""
+
+    def on_delivery(self, callback: Callable[[str], None]) -> None:
+        """Call `callback(session_id)` when *another process* accepts a delivery into a session's inbox.
+
+        Stores served by one process (memory, SQLite) never call it: every delivery is accepted by
+        the process that runs the session.
+        """
+        return None

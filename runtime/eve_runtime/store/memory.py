@@ -79,6 +79,10 @@ class EventWaiters:
                 if not future.done():
                     future.set_result(None)
 
+    def notify_all(self) -> None:
+        """Wake every waiter of every session (they re-read what they wait for)."""
+        self.notify(list(self._waiters))
+
     async def wait(self, future: asyncio.Future[None], timeout: float) -> bool:
         """Wait for a registered future; False when `timeout` seconds passed first."""
         if timeout <= 0:
@@ -400,3 +404,15 @@ class MemoryStore(Store):
         lease = self._leases.get(session_id)
         if lease is not None and lease.owner == owner:
             lease.owner, lease.expires_at = None, 0.0
+
+    async def orphaned_sessions(self) -> list[str]:
+        self._check_open()
+        now = time.time()
+        return [
+            session.record.id
+            for session in sorted(self._sessions.values(), key=lambda s: s.record.created_at)
+            if session.record.status == "active"
+            and (lease := self._leases.get(session.record.id)) is not None
+            and lease.owner is not None
+            and lease.expires_at <= now
+        ]

@@ -292,6 +292,9 @@ class SqliteStore(Store):
     async def release(self, session_id: str, owner: str) -> None:
         await self._write(lambda conn: ops.release(conn, session_id, owner))
 
+    async def orphaned_sessions(self) -> list[str]:
+        return await self._read(ops.orphaned_sessions)
+
 
 async def open_local_store(directory: Path) -> SqliteStore:
     """Open the local world's store in `directory` (see [`SqliteStore`][eve_runtime.store.sqlite.SqliteStore]).

@@ -46,6 +46,7 @@ __all__ = [
     "load_channel_state",
     "load_checkpoint",
     "load_history",
+    "orphaned_sessions",
     "pending_deliveries",
     "read_events",
     "release",
@@ -394,3 +395,13 @@ def release(conn: sqlite3.Connection, session_id: str, owner: str) -> None:
     conn.execute(
         "UPDATE owners SET owner = NULL, expires_at = 0 WHERE session_id = ? AND owner = ?", (session_id, owner)
     )
+
+
+def orphaned_sessions(conn: sqlite3.Connection) -> list[str]:
+    """Active sessions whose lease expired without a release, oldest first."""
+    rows = conn.execute(
+        "SELECT s.id FROM owners o JOIN sessions s ON s.id = o.session_id "
+        "WHERE o.owner IS NOT NULL AND o.expires_at <= ? AND s.status = 'active' ORDER BY s.created_at, s.rowid",
+        (time.time(),),
+    ).fetchall()
+    return [str(row[0]) for row in rows]

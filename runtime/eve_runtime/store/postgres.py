@@ -1,0 +1,399 @@
+"""The Postgres store: the scale-out world, one database shared by any number of eve processes.
+
+The tables are the SQLite store's (see `postgres_schema.py`), kept in one Postgres schema: the
+connection string's default (`public`, or the first entry of `?options=-csearch_path=...`), or the
+one given to the store (created when missing). Every write is one transaction; a commit is one
+call of the `eve_commit` function, which enforces the fencing token in SQL. Reads and writes go
+through a small pool of connections; one more connection LISTENs, so `wait_for_events` wakes when
+any process commits events (and at once, without the round trip, when this process does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import conninfo, sql
+
+from eve_runtime.keyed_locks import KeyedLocks
+from eve_runtime.store import postgres_ops as ops
+from eve_runtime.store.base import (
+    Commit,
+    DeliveryRecord,
+    EnqueueResult,
+    EventIndexConflict,
+    EventRow,
+    NewDelivery,
+    OwnershipLost,
+    SessionNotActive,
+    SessionRecord,
+    SessionStatus,
+    Store,
+    StoreError,
+)
+from eve_runtime.store.memory import EventWaiters
+from eve_runtime.store.postgres_listen import Listener
+from eve_runtime.store.postgres_pool import Connection, ConnectionPool, connect, describe_url, scrub
+from eve_runtime.store.postgres_schema import (
+    SQLSTATE_INDEX_CONFLICT,
+    SQLSTATE_MISSING_SESSION,
+    SQLSTATE_OWNERSHIP_LOST,
+    channel_names,
+    decode,
+    encode,
+    ensure_schema,
+)
+
+__all__ = ["DEFAULT_POOL_SIZE", "PostgresStore"]
+
+T = TypeVar("T")
+
+DEFAULT_POOL_SIZE = 8
+
+logger = logging.getLogger(__name__)
+
+_COMMIT = "SELECT eve_commit(%s, %s, %s, %s::text[], %s::bytea[], %s::bytea[], %s, %s, %s::text[], %s, %s, %s, %s, %s)"
+
+
+class PostgresStore(Store):
+    """The store of the Postgres world.
+
+    Args:
+        url: A libpq connection string or `postgresql://` URL (it may hold a password: eve never
+            logs it).
+        schema: The Postgres schema holding eve's tables (created when missing); None for the
+            connection's default schema.
+        pool_size: The most connections this store opens for reads and writes (one more listens).
+        application_name: How its connections show in `pg_stat_activity` (unless the URL names one).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        application_name: str = "eve",
+    ) -> None:
+        self._url = _named(url, application_name)
+        self._schema = schema
+        self._pool_size = pool_size
+        self._pool: ConnectionPool | None = None
+        self._listener: Listener | None = None
+        self._waiters = EventWaiters()
+        self._delivery_callbacks: list[Callable[[str], None]] = []
+        self._database = ""
+        self._inbox_locks = KeyedLocks()
+        self._tag = uuid.uuid4().hex[:16]
+        """Marks this store's delivery notifications, so it tells only of other processes' deliveries."""
+        self.schema: str | None = None
+        """The schema in use (known once open)."""
+        self.events_channel = ""
+        self.deliveries_channel = ""
+
+    @property
+    def where(self) -> str:
+        """Where the store is, for messages and logs: `user@host:port/dbname`, never the password."""
+        return describe_url(self._url)
+
+    @property
+    def _announce(self) -> tuple[str, str]:
+        return self.deliveries_channel, self._tag
+
+    def on_delivery(self, callback: Callable[[str], None]) -> None:
+        """Call `callback(session_id)` on the loop whenever another process accepts a delivery for a session."""
+        self._delivery_callbacks.append(callback)
+
+    async def open(self) -> None:
+        """Connect, create the schema when new, and start listening for notifications.
+
+        Raises:
+            StoreError: Postgres cannot be reached, the schema does not exist (and none was given to
+                create), or it was written by a newer eve.
+        """
+        if self._pool is not None:
+            return
+        first = await connect(self._url)
+        try:
+            schema = await self._prepare(first)
+        finally:
+            await first.close()
+        self.schema = schema
+        self.events_channel, self.deliveries_channel = channel_names(self._database, schema)
+        self._pool = ConnectionPool(self._url, self._pool_size, self._configure)
+        listener = Listener(
+            self._url, (self.events_channel, self.deliveries_channel), self._notified, self._gap, self._configure
+        )
+        try:
+            await listener.start()
+        except BaseException:
+            await self._pool.close()
+            self._pool = None
+            raise
+        self._listener = listener
+        logger.info("opened the eve store in Postgres at %s (schema %s)", self.where, schema)
+
+    async def _prepare(self, conn: Connection) -> str:
+        try:
+            if self._schema is not None:
+                await conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self._schema)))
+                await self._configure_schema(conn, self._schema)
+            cursor = await conn.execute("SELECT current_database(), current_schema()")
+            row = await cursor.fetchone()
+            assert row is not None
+            if row[1] is None:
+                raise StoreError(
+                    f"The Postgres search path at {self.where} names no schema that exists: create the schema "
+                    "(CREATE SCHEMA name), or leave search_path out of the connection string to use 'public'."
+                )
+            self._database, schema = str(row[0]), str(row[1])
+            self._schema = schema
+            await ensure_schema(conn, schema)
+            return schema
+        except psycopg.Error as exc:
+            raise StoreError(f"Cannot prepare the eve store in Postgres at {self.where}: {self._scrub(exc)}") from None
+
+    @staticmethod
+    async def _configure_schema(conn: Connection, schema: str) -> None:
+        await conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
+
+    async def _configure(self, conn: Connection) -> None:
+        assert self._schema is not None
+        await self._configure_schema(conn, self._schema)
+
+    async def close(self) -> None:
+        """Stop listening and close every connection; the store can be opened again."""
+        listener, self._listener = self._listener, None
+        pool, self._pool = self._pool, None
+        if listener is not None:
+            await listener.stop()
+        if pool is not None:
+            await pool.close()
+
+    def _notified(self, channel: str, payload: str) -> None:
+        if channel == self.events_channel:
+            self._waiters.notify((payload,))
+        elif channel == self.deliveries_channel:
+            tag, _, session_id = payload.partition(" ")
+            if tag != self._tag:
+                for callback in self._delivery_callbacks:
+                    callback(session_id)
+
+    def _gap(self) -> None:
+        self._waiters.notify_all()
+
+    def _scrub(self, exc: BaseException) -> str:
+        return scrub(str(exc).strip(), self._url)
+
+    async def _run(self, fn: Callable[[Connection], Awaitable[T]]) -> T:
+        if self._pool is None:
+            raise StoreError(f"The eve store in Postgres at {self.where} is closed: call open() first.")
+        try:
+            async with self._pool.connection() as conn:
+                return await fn(conn)
+        except psycopg.Error as exc:
+            raise StoreError(f"Postgres failed: {self._scrub(exc)}") from exc
+
+    async def _rows(self, query: str, *params: Any) -> list[tuple[Any, ...]]:
+        async def read(conn: Connection) -> list[tuple[Any, ...]]:
+            cursor = await conn.execute(query, params)
+            return await cursor.fetchall()
+
+        return await self._run(read)
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    async def create_session(
+        self, record: SessionRecord, first: NewDelivery | None = None
+    ) -> tuple[SessionRecord, bool]:
+        return await self._run(lambda conn: ops.create_session(conn, record, first, self._announce))
+
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        return await self._run(lambda conn: ops.get_session(conn, session_id))
+
+    async def list_sessions(self, status: SessionStatus = "active") -> list[SessionRecord]:
+        rows = await self._rows(
+            f"SELECT {ops.SESSION_COLUMNS} FROM sessions WHERE status = %s ORDER BY created_at, row_seq", status
+        )
+        return [ops.to_session(row) for row in rows]
+
+    # -- inbox ------------------------------------------------------------------------------
+
+    async def enqueue(self, session_id: str, delivery: NewDelivery) -> EnqueueResult:
+        # Calls in this process are accepted in call order (asyncio locks are FIFO), as by the
+        # SQLite store's single writer; across processes, the session row's lock orders them.
+        async with self._inbox_locks.hold(session_id):
+            return await self._run(lambda conn: ops.enqueue(conn, session_id, delivery, self._announce))
+
+    async def pending_deliveries(self, session_id: str) -> list[DeliveryRecord]:
+        rows = await self._rows(
+            f"SELECT {ops.DELIVERY_COLUMNS} FROM deliveries WHERE session_id = %s AND NOT consumed ORDER BY seq",
+            session_id,
+        )
+        return [ops.to_delivery(row) for row in rows]
+
+    # -- events, history, checkpoint ------------------------------------------------------------
+
+    async def commit(self, session_id: str, commit: Commit) -> None:
+        first = commit.events[0].index if commit.events else 0
+        for offset, event in enumerate(commit.events):
+            if event.index != first + offset:
+                raise StoreError(
+                    f"The events of one commit must have consecutive indexes: got {event.index} after "
+                    f"{first + offset - 1}."
+                )
+        handoff = commit.handoff
+        params = (
+            session_id,
+            commit.fence,
+            first,
+            [event.type for event in commit.events],
+            [bytes(event.line) for event in commit.events],
+            [encode(message) for message in commit.history],
+            commit.replace_history,
+            None if commit.checkpoint is None else encode(commit.checkpoint),
+            list(commit.consumed),
+            commit.status,
+            handoff is not None,
+            None if handoff is None else handoff.deployment,
+            None if handoff is None else handoff.deadline,
+            self.events_channel,
+        )
+
+        async def write(conn: Connection) -> None:
+            try:
+                await conn.execute(_COMMIT, params)
+            except psycopg.Error as exc:
+                raise _commit_error(session_id, commit, exc) from None
+
+        await self._run(write)
+        if commit.events:
+            self._waiters.notify((session_id,))
+
+    async def read_events(self, session_id: str, start: int = 0, end: int | None = None) -> list[EventRow]:
+        rows = await self._rows(
+            "SELECT idx, type, line FROM events WHERE session_id = %s AND idx >= %s AND idx < %s ORDER BY idx",
+            session_id,
+            start,
+            (1 << 62) if end is None else end,
+        )
+        return [EventRow(int(row[0]), row[1], bytes(row[2])) for row in rows]
+
+    async def read_lines(self, session_id: str, start: int, end: int) -> list[bytes]:
+        rows = await self._rows(
+            "SELECT line FROM events WHERE session_id = %s AND idx >= %s AND idx < %s ORDER BY idx",
+            session_id,
+            start,
+            end,
+        )
+        return [bytes(row[0]) for row in rows]
+
+    async def event_count(self, session_id: str) -> int:
+        rows = await self._rows("SELECT coalesce(max(idx) + 1, 0) FROM events WHERE session_id = %s", session_id)
+        return int(rows[0][0])
+
+    async def wait_for_events(self, session_id: str, known: int, timeout: float) -> int:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            # Register before reading, so a commit between the read and the wait still wakes us.
+            future = self._waiters.add(session_id)
+            try:
+                count = await self.event_count(session_id)
+                if count > known:
+                    return count
+                if not await self._waiters.wait(future, deadline - loop.time()):
+                    return known
+            finally:
+                self._waiters.discard(session_id, future)
+
+    async def load_checkpoint(self, session_id: str) -> str | None:
+        rows = await self._rows("SELECT state FROM checkpoints WHERE session_id = %s", session_id)
+        return decode(rows[0][0]) if rows else None
+
+    async def load_history(self, session_id: str) -> list[str]:
+        rows = await self._rows("SELECT message FROM history WHERE session_id = %s ORDER BY seq", session_id)
+        return [decode(row[0]) for row in rows]
+
+    # -- channel addresses ------------------------------------------------------------------
+
+    async def create_at_address(
+        self,
+        record: SessionRecord,
+        first: NewDelivery,
+        address: str,
+        *,
+        replacing: str | None = None,
+        channel_state: str | None = None,
+    ) -> tuple[SessionRecord, bool]:
+        return await self._run(
+            lambda conn: ops.create_at_address(conn, record, first, address, replacing, channel_state, self._announce)
+        )
+
+    async def address_holder(self, address: str) -> str | None:
+        return await self._run(lambda conn: ops.address_holder(conn, address))
+
+    async def claim_address(self, session_id: str, address: str) -> str:
+        return await self._run(lambda conn: ops.claim_address(conn, session_id, address))
+
+    async def session_addresses(self, session_id: str) -> list[str]:
+        rows = await self._rows("SELECT address FROM addresses WHERE session_id = %s ORDER BY claim_seq", session_id)
+        return [decode(row[0]) for row in rows]
+
+    # -- channel state ----------------------------------------------------------------------
+
+    async def load_channel_state(self, session_id: str) -> str | None:
+        rows = await self._rows("SELECT value FROM channel_states WHERE session_id = %s", session_id)
+        return decode(rows[0][0]) if rows else None
+
+    async def save_channel_state(self, session_id: str, value: str) -> None:
+        await self._run(lambda conn: ops.save_channel_state(conn, session_id, value))
+
+    # -- ownership --------------------------------------------------------------------------
+
+    async def acquire(self, session_id: str, owner: str, ttl: float) -> int | None:
+        return await self._run(lambda conn: ops.acquire(conn, session_id, owner, ttl))
+
+    async def release(self, session_id: str, owner: str) -> None:
+        await self._run(lambda conn: ops.release(conn, session_id, owner))
+
+    async def orphaned_sessions(self) -> list[str]:
+        rows = await self._rows(
+            "SELECT s.id FROM owners o JOIN sessions s ON s.id = o.session_id WHERE o.owner IS NOT NULL "
+            "AND o.expires_at <= extract(epoch FROM clock_timestamp()) AND s.status = 'active' "
+            "ORDER BY s.created_at, s.row_seq"
+        )
+        return [str(row[0]) for row in rows]
+
+
+def _named(url: str, application_name: str) -> str:
+    """`url` with `application_name` set, unless it sets one (or cannot be parsed: `open` says so)."""
+    try:
+        if "application_name" in conninfo.conninfo_to_dict(url):
+            return url
+        return conninfo.make_conninfo(url, application_name=application_name)
+    except psycopg.Error:
+        return url
+
+
+def _commit_error(session_id: str, commit: Commit, exc: psycopg.Error) -> StoreError:
+    """The store error a refused `eve_commit` call stands for."""
+    detail = exc.diag.message_primary or ""
+    if exc.sqlstate == SQLSTATE_MISSING_SESSION:
+        return SessionNotActive(f"Session {session_id!r} does not exist.")
+    if exc.sqlstate == SQLSTATE_OWNERSHIP_LOST:
+        return OwnershipLost(
+            f"Session {session_id!r} has a new owner (fencing token {detail}, this writer holds "
+            f"{commit.fence}): this writer was superseded and must stop."
+        )
+    if exc.sqlstate == SQLSTATE_INDEX_CONFLICT:
+        first = commit.events[0].index if commit.events else 0
+        return EventIndexConflict(
+            f"Session {session_id!r} has {detail} events, so the next event index is {detail}, "
+            f"not {first}: another writer appended first, or this writer is stale."
+        )
+    return StoreError(f"Postgres failed: {str(exc).strip()}")

@@ -1,0 +1,176 @@
+"""What only the Postgres store promises: many store objects (processes) on one schema, NOTIFY, clear errors."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import psycopg
+import pytest
+
+from eve_runtime.store import Commit, OwnershipLost, PostgresStore, StoreError
+from eve_runtime.store.postgres_schema import SCHEMA_VERSION
+from tests import pg
+from tests.store.conftest import delivery, events, session
+
+pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
+
+
+@pytest.fixture
+def schema() -> Iterator[str]:
+    with pg.fresh_schema() as name:
+        yield name
+
+
+@pytest.fixture
+async def pair(schema: str) -> AsyncIterator[tuple[PostgresStore, PostgresStore]]:
+    """Two stores on one schema: what two eve processes on one database see."""
+    a = PostgresStore(pg.database_url(), schema=schema)
+    b = PostgresStore(pg.database_url(), schema=schema)
+    await a.open()
+    await b.open()
+    try:
+        yield a, b
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_a_reader_in_another_process_wakes_on_commit(pair: tuple[PostgresStore, PostgresStore]) -> None:
+    a, b = pair
+    await a.create_session(session("s1"))
+    waiter = asyncio.ensure_future(b.wait_for_events("s1", 0, timeout=30))
+    await asyncio.sleep(0.05)
+    assert not waiter.done()
+    await a.commit("s1", Commit(events=events(0, b"x", b"y")))
+    assert await asyncio.wait_for(waiter, 5) == 2
+    assert [e.line for e in await b.read_events("s1")] == [b"x", b"y"]
+
+
+async def test_a_delivery_is_announced_to_the_other_processes(pair: tuple[PostgresStore, PostgresStore]) -> None:
+    a, b = pair
+    heard: asyncio.Queue[str] = asyncio.Queue()
+    own: list[str] = []
+    b.on_delivery(heard.put_nowait)
+    a.on_delivery(own.append)
+    await a.create_session(session("s1"), delivery("d0"))
+    assert await asyncio.wait_for(heard.get(), 5) == "s1"
+    await a.enqueue("s1", delivery("d1", key="k"))
+    assert await asyncio.wait_for(heard.get(), 5) == "s1"
+    assert (await a.enqueue("s1", delivery("d2", key="k"))).duplicate  # a duplicate is not announced
+    await a.enqueue("s1", delivery("d3"))
+    assert await asyncio.wait_for(heard.get(), 5) == "s1"
+    assert heard.empty() and own == []  # a process is not told of its own deliveries
+
+
+async def test_fencing_across_processes(pair: tuple[PostgresStore, PostgresStore]) -> None:
+    a, b = pair
+    await a.create_session(session("s1"))
+    fence_a = await a.acquire("s1", "A", ttl=0.2)
+    assert fence_a is not None and await b.acquire("s1", "B", ttl=30) is None
+    await asyncio.sleep(0.3)
+    fence_b = await b.acquire("s1", "B", ttl=30)
+    assert fence_b == fence_a + 1
+    with pytest.raises(OwnershipLost):
+        await a.commit("s1", Commit(events=events(0, b"stale"), fence=fence_a))
+    await b.commit("s1", Commit(events=events(0, b"fresh"), fence=fence_b))
+    assert [e.line for e in await a.read_events("s1")] == [b"fresh"]
+
+
+async def test_concurrent_creators_in_two_processes_create_once(pair: tuple[PostgresStore, PostgresStore]) -> None:
+    a, b = pair
+    results = await asyncio.gather(
+        *(
+            store.create_session(session(f"s{i}", operation_id="op"), delivery(f"d{i}"))
+            for i, store in enumerate([a, b] * 4)
+        )
+    )
+    assert sum(created for _, created in results) == 1
+    assert len({record.id for record, _ in results}) == 1
+
+
+async def test_the_url_schema_is_used_when_none_is_given(schema: str) -> None:
+    store = PostgresStore(pg.schema_url(schema))
+    await store.open()
+    try:
+        assert store.schema == schema
+        await store.create_session(session("s1"))
+    finally:
+        await store.close()
+    other = PostgresStore(pg.database_url(), schema=schema)
+    await other.open()
+    try:
+        assert [s.id for s in await other.list_sessions()] == ["s1"]
+    finally:
+        await other.close()
+
+
+async def test_a_missing_search_path_schema_is_a_clear_error() -> None:
+    pg.require()
+    store = PostgresStore(pg.schema_url("eve_test_no_such_schema"))
+    with pytest.raises(StoreError, match="CREATE SCHEMA"):
+        await store.open()
+
+
+async def test_unreachable_server_errors_name_the_server_never_the_password() -> None:
+    store = PostgresStore("postgresql://eve:sup3rsecret@127.0.0.1:1/db?connect_timeout=2")
+    with pytest.raises(StoreError) as caught:
+        await store.open()
+    message = str(caught.value)
+    assert "127.0.0.1:1" in message and "sup3rsecret" not in message
+
+
+async def test_a_schema_of_a_newer_eve_is_refused(schema: str) -> None:
+    store = PostgresStore(pg.database_url(), schema=schema)
+    await store.open()
+    await store.close()
+    with psycopg.connect(pg.database_url(), autocommit=True) as conn:
+        conn.execute(f'UPDATE "{schema}".eve_meta SET value = %s', (str(SCHEMA_VERSION + 1),))
+    with pytest.raises(StoreError, match="newer eve"):
+        await PostgresStore(pg.database_url(), schema=schema).open()
+
+
+async def test_a_cancelled_call_leaves_the_pool_usable(schema: str) -> None:
+    store = PostgresStore(pg.database_url(), schema=schema, pool_size=1)
+    await store.open()
+    try:
+        await store.create_session(session("s1"))
+        slow = asyncio.ensure_future(store._rows("SELECT pg_sleep(5)"))
+        await asyncio.sleep(0.1)
+        slow.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await slow
+        assert await asyncio.wait_for(store.get_session("s1"), 5) is not None
+    finally:
+        await store.close()
+
+
+async def test_the_store_recovers_when_postgres_drops_its_connections(schema: str) -> None:
+    name = f"eve-test-{uuid.uuid4().hex[:8]}"
+    store = PostgresStore(pg.database_url(), schema=schema, application_name=name)
+    other = PostgresStore(pg.database_url(), schema=schema)
+    await store.open()
+    await other.open()
+    try:
+        await store.create_session(session("s1"))
+        with psycopg.connect(pg.database_url(), autocommit=True) as conn:
+            killed = conn.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = %s", (name,)
+            ).fetchone()
+        assert killed is not None and killed[0] >= 2  # the pooled connection and the listener
+        failures = 0
+        for _ in range(5):  # a broken pooled connection fails one call, then is replaced
+            try:
+                assert await store.get_session("s1") is not None
+                break
+            except StoreError:
+                failures += 1
+        assert failures <= 1
+        waiter = asyncio.ensure_future(store.wait_for_events("s1", 0, timeout=30))
+        await asyncio.sleep(0.5)  # the listener reconnects meanwhile
+        await other.commit("s1", Commit(events=events(0, b"after the outage")))
+        assert await asyncio.wait_for(waiter, 10) == 1
+    finally:
+        await store.close()
+        await other.close()
