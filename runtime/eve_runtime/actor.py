@@ -17,10 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from eve_runtime.clearing import clear_context
-from eve_runtime.compaction import compact_on_request
 from eve_runtime.crashpoints import crashpoint
-from eve_runtime.delegation import CHILD_PREFIX, cancel_tasks, settle_task
+from eve_runtime.delegation import CHILD_PREFIX, cancel_tasks
+from eve_runtime.delivery_routing import handle_idle, run_turn
 from eve_runtime.dynamic_tools import DynamicTools, restore_dynamic_tools
 from eve_runtime.emitter import Emitter
 from eve_runtime.handoff import busy, moves_for, settle_build
@@ -29,14 +28,14 @@ from eve_runtime.messages import Message, MessageAdapter, UserMessage
 from eve_runtime.models.base import Finish, Model
 from eve_runtime.parked import handle_while_parked
 from eve_runtime.recovery import recover_turn
-from eve_runtime.relay import notify_parent, relayed_answers, report_reply, report_turn_end
+from eve_runtime.relay import notify_parent, report_turn_end
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.session_state import SessionState, TurnState
 from eve_runtime.state import SessionValues
 from eve_runtime.store.base import DeliveryRecord, SessionRecord, SessionStatus
 from eve_runtime.task_flow import handle_while_waiting, next_wake
 from eve_runtime.turn import TurnRunner
-from eve_runtime.turn_start import message_of, model_for_step, model_text_of, start_turn
+from eve_runtime.turn_start import message_of, model_for_step, model_text_of
 
 if TYPE_CHECKING:
     from eve_runtime.runtime import Runtime
@@ -87,13 +86,15 @@ class SessionActor:
         self._unsaved: list[Message] = []
         self._values: SessionValues | None = None
         """Messages of completed steps inside a checkpoint batch, saved with the batch's checkpoint."""
-        self._inbox: list[DeliveryRecord] = []
-        self._deferred: set[str] = set()
+        self.inbox: list[DeliveryRecord] = []
+        """Deliveries taken from the store and not yet handled, by arrival (see `eve_runtime.delivery_routing`)."""
+        self.deferred: set[str] = set()
         """Deliveries that wait for the parked turn to end (stale answers)."""
         self._seen: set[str] = set()
         self._queued_through = -1
         """The last delivery (by seq) accepted while the session was busy: work it finishes on its build."""
-        self._wakeup = asyncio.Event()
+        self.wakeup = asyncio.Event()
+        """Set when the inbox changed, for the loop that watches a running turn."""
         self._loaded = loaded
 
     # -- the runtime's side ---------------------------------------------------------------------
@@ -103,14 +104,14 @@ class SessionActor:
         if delivery.id in self._seen:
             return
         self._seen.add(delivery.id)
-        self._inbox.append(delivery)
+        self.inbox.append(delivery)
         if busy(self.state):
             self._queued_through = max(self._queued_through, delivery.seq)
-        self._wakeup.set()
+        self.wakeup.set()
 
     def reroute(self) -> None:
         """Look at the inbox again: something in the running turn changed what a delivery means."""
-        self._wakeup.set()
+        self.wakeup.set()
 
     def accepts_deliveries(self) -> bool:
         """Whether a delivery pushed now will be handled by this actor (it is not on its way out)."""
@@ -147,25 +148,25 @@ class SessionActor:
                     self.runtime.pins.release(self.session_id)
                 return
             # an idle session moves only for work that runs its code (not to be cancelled or reset)
-            await settle_build(self, move=busy(self.state) or (bool(self._inbox) and moves_for(self._inbox[0])))
-            if busy(self.state) and self._inbox:
-                self._queued_through = self._inbox[-1].seq  # accepted while it worked: handled on this build
+            await settle_build(self, move=busy(self.state) or (bool(self.inbox) and moves_for(self.inbox[0])))
+            if busy(self.state) and self.inbox:
+                self._queued_through = self.inbox[-1].seq  # accepted while it worked: handled on this build
             await self._recover()
             while not self.stopping:
                 if self.state.outbox:
                     await notify_parent(self)
                 turn = self.state.turn
                 if turn is not None and turn.awaiting is None and not turn.waiting_on_tasks:
-                    await self._run_turn()
+                    await run_turn(self)
                     continue
                 if turn is None:
-                    self._deferred.clear()  # answers that were stale now reach the model as a new turn
+                    self.deferred.clear()  # answers that were stale now reach the model as a new turn
                     if self._expired():
-                        await self._complete("completed")
+                        await self.complete("completed")
                         return
                 elif turn.waiting_on_tasks and await handle_while_waiting(self, None) == "resumed":
                     continue  # a task timed out, or the wait did
-                delivery = self._take(lambda d: d.id not in self._deferred)
+                delivery = self._take(lambda d: d.id not in self.deferred)
                 if (
                     delivery is not None
                     and turn is None
@@ -179,9 +180,9 @@ class SessionActor:
                     else:
                         handled = await handle_while_waiting(self, delivery)
                     if handled == "deferred":
-                        self._deferred.add(delivery.id)
-                        self._inbox.append(delivery)
-                        self._inbox.sort(key=lambda d: d.seq)
+                        self.deferred.add(delivery.id)
+                        self.inbox.append(delivery)
+                        self.inbox.sort(key=lambda d: d.seq)
                     continue
                 if delivery is None:
                     wake = next_wake(self)
@@ -199,9 +200,9 @@ class SessionActor:
                         ),
                     )
                     return
-                await self._handle_idle(delivery)
-                if busy(self.state) and self._inbox:  # what waits behind the work it started stays on this build
-                    self._queued_through = max(self._queued_through, self._inbox[-1].seq)
+                await handle_idle(self, delivery)
+                if busy(self.state) and self.inbox:  # what waits behind the work it started stays on this build
+                    self._queued_through = max(self._queued_through, self.inbox[-1].seq)
                 if self.session.status != "active":
                     return
         finally:
@@ -221,14 +222,14 @@ class SessionActor:
         for delivery in await self.store.pending_deliveries(self.session_id):
             if delivery.id not in self._seen:
                 self._seen.add(delivery.id)
-                self._inbox.append(delivery)
-        self._inbox.sort(key=lambda d: d.seq)
+                self.inbox.append(delivery)
+        self.inbox.sort(key=lambda d: d.seq)
         turn = self.state.turn
         # parked on a person or on tasks: idle too, unless a deadline passed
         idle = turn is None or turn.awaiting is not None or turn.waiting_on_tasks
         wake = next_wake(self)
         due = wake is not None and wake <= self.runtime.options.clock()
-        if idle and not self._inbox and not self._expired() and not due and not self.state.outbox:
+        if idle and not self.inbox and not self._expired() and not due and not self.state.outbox:
             if wake is not None:
                 self.runtime.schedule_wake(self.session_id, wake)
             if loaded is not None:
@@ -247,80 +248,10 @@ class SessionActor:
         await recover_turn(self)
 
     def _take(self, predicate: Any) -> DeliveryRecord | None:
-        for index, delivery in enumerate(self._inbox):
+        for index, delivery in enumerate(self.inbox):
             if predicate(delivery):
-                return self._inbox.pop(index)
+                return self.inbox.pop(index)
         return None
-
-    async def _run_turn(self) -> None:
-        runner = TurnRunner(self)
-        self.runner = runner
-        turn_task = asyncio.create_task(runner.run(), name=f"eve-turn-{self.session_id}")
-        try:
-            while not turn_task.done():
-                self._route_to_turn(runner)
-                self._wakeup.clear()
-                waiter = asyncio.create_task(self._wakeup.wait())
-                await asyncio.wait({turn_task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-                waiter.cancel()
-            await turn_task
-        finally:
-            if not turn_task.done():
-                turn_task.cancel()
-            self.runner = None
-            # Messages that reached the turn too late to join it start the next turns, in order;
-            # task reports it did not absorb go to the wait (or the idle session).
-            self._inbox = sorted([*runner.steering, *runner.task_results, *self._inbox], key=lambda d: d.seq)
-        turn = self.state.turn
-        if turn is not None and turn.awaiting is None and not turn.waiting_on_tasks and not self.stopping:
-            raise RuntimeError("the turn runner returned with the turn still open")
-
-    def _route_to_turn(self, runner: TurnRunner) -> None:
-        """Deliveries that act on the running turn: steering messages and cancels (and resets)."""
-        turn = self.state.turn
-        keep: list[DeliveryRecord] = []
-        for delivery in self._inbox:
-            if delivery.id in self._deferred:
-                keep.append(delivery)  # it waits for this turn to end
-            elif delivery.kind in ("responses", "message") and runner.questions.answer(delivery):
-                continue  # it answered a running tool's question
-            elif runner.serve_inbox.offer(delivery):
-                continue  # more input for the served tool this session runs
-            elif delivery.kind == "task" or (delivery.kind == "responses" and relayed_answers(self, delivery)):
-                runner.task_results.append(delivery)  # applied at the next step boundary
-            elif delivery.kind == "message" and delivery.payload.get("turnPolicy", "steer") == "steer":
-                runner.steer(delivery)
-            elif delivery.kind == "cancel" and turn is not None:
-                target = delivery.payload.get("turnId")
-                if target is None or target == turn.turn_id:
-                    runner.cancel(delivery)
-                else:
-                    keep.append(delivery)  # names another turn: consumed as a no-op once idle
-            elif delivery.kind == "reset":
-                runner.cancel(None)
-                keep.append(delivery)
-            else:
-                keep.append(delivery)
-        self._inbox = keep
-
-    async def _handle_idle(self, delivery: DeliveryRecord) -> None:
-        if delivery.kind == "message" and "serveInput" in delivery.payload:  # for a served tool that returned
-            call_id = str(delivery.payload["serveInput"].get("callId"))
-            await report_reply(self, call_id, "The task has ended: its tool returned.", ended=True)
-            await self.commit(consumed=[delivery.id])
-        elif delivery.kind == "task":  # a report after its turn ended (a task that was cancelled): nothing waits
-            message = settle_task(self, delivery.payload)
-            await self.commit(history=[message] if message is not None else [], consumed=[delivery.id])
-        elif delivery.kind in ("message", "responses"):
-            await self._start_turn(delivery)
-        elif delivery.kind == "reset":
-            await self._reset(delivery)
-        elif delivery.kind == "compact":
-            await compact_on_request(self, delivery)
-        elif delivery.kind == "clear":
-            await clear_context(self, delivery)
-        else:
-            await self.commit(consumed=[delivery.id])  # a cancel with nothing to cancel, and the like
 
     # -- turns -------------------------------------------------------------------------------
 
@@ -345,10 +276,6 @@ class SessionActor:
     def model_text_of(self, delivery: DeliveryRecord) -> str:
         """What the model reads for a delivery."""
         return model_text_of(delivery)
-
-    async def _start_turn(self, delivery: DeliveryRecord) -> None:
-        self.agent = self.base_agent  # dynamic tools are resolved again for the turn
-        await start_turn(self, delivery)
 
     async def model_for_step(self, step_index: int) -> tuple[Model, str]:
         """The model of the turn's next call, and the id `step.started` reports."""
@@ -446,16 +373,11 @@ class SessionActor:
 
     # -- controls ----------------------------------------------------------------------------
 
-    async def _reset(self, delivery: DeliveryRecord) -> None:
-        self.emitter.delivery_ids = ()
-        await self._complete("reset", consumed=[delivery.id])
-        self.runtime.acknowledge(delivery.id)
-
     def _expired(self) -> bool:
         deadline = self.session.deadline
         return deadline is not None and self.runtime.options.clock() >= deadline and self.session.status == "active"
 
-    async def _complete(self, status: SessionStatus, *, consumed: Sequence[str] = ()) -> None:
+    async def complete(self, status: SessionStatus, *, consumed: Sequence[str] = ()) -> None:
         """End the session: `session.completed` is its last event; its data is kept."""
         self.emit("session.completed", {"usage": self.state.usage.wire()})
         await self.commit(consumed=consumed, status=status)
