@@ -6,6 +6,10 @@ attempt left, handles deliveries in arrival order (starting turns, steering them
 resetting), and ends when the inbox is empty; a parked session holds no task and no memory.
 Each actor runs one build of the app: the newest for an idle session (moving it there, see
 `eve_runtime.handoff`), the one it was working on for a busy one.
+
+Here are the actor's state, what the runtime hands it, what turns ask of it (ending a turn, the
+session's values) and its writes (events, history and checkpoint in one commit). Its loop is in
+`eve_runtime.actor_loop`, the routing of each delivery in `eve_runtime.delivery_routing`.
 """
 
 from __future__ import annotations
@@ -14,26 +18,22 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from eve_runtime.actor_loop import LoadedSession, work
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.delegation import CHILD_PREFIX, cancel_tasks
-from eve_runtime.delivery_routing import handle_idle, run_turn
-from eve_runtime.dynamic_tools import DynamicTools, restore_dynamic_tools
+from eve_runtime.dynamic_tools import DynamicTools
 from eve_runtime.emitter import Emitter
-from eve_runtime.handoff import busy, moves_for, settle_build
+from eve_runtime.handoff import busy
 from eve_runtime.hook_dispatch import hook_context
-from eve_runtime.messages import Message, MessageAdapter, UserMessage
+from eve_runtime.messages import Message, UserMessage
 from eve_runtime.models.base import Finish, Model
-from eve_runtime.parked import handle_while_parked
-from eve_runtime.recovery import recover_turn
 from eve_runtime.relay import notify_parent, report_turn_end
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.session_state import SessionState, TurnState
 from eve_runtime.state import SessionValues
 from eve_runtime.store.base import DeliveryRecord, SessionRecord, SessionStatus
-from eve_runtime.task_flow import handle_while_waiting, next_wake
 from eve_runtime.turn import TurnRunner
 from eve_runtime.turn_start import message_of, model_for_step, model_text_of
 
@@ -43,18 +43,6 @@ if TYPE_CHECKING:
 __all__ = ["LoadedSession", "SessionActor"]
 
 logger = logging.getLogger("eve.actor")
-
-
-@dataclass
-class LoadedSession:
-    """A session as an actor left it: what the next actor may reuse instead of reading the store."""
-
-    session: SessionRecord
-    state: SessionState
-    history: list[Message]
-    next_index: int
-    fence: int | None = None
-    """The lease's fencing token when the actor left it (many processes): valid while no other owner came between."""
 
 
 class SessionActor:
@@ -90,23 +78,25 @@ class SessionActor:
         """Deliveries taken from the store and not yet handled, by arrival (see `eve_runtime.delivery_routing`)."""
         self.deferred: set[str] = set()
         """Deliveries that wait for the parked turn to end (stale answers)."""
-        self._seen: set[str] = set()
-        self._queued_through = -1
+        self.seen: set[str] = set()
+        """Every delivery taken into the inbox (one pushed again is not handled twice)."""
+        self.queued_through = -1
         """The last delivery (by seq) accepted while the session was busy: work it finishes on its build."""
         self.wakeup = asyncio.Event()
         """Set when the inbox changed, for the loop that watches a running turn."""
-        self._loaded = loaded
+        self.loaded = loaded
+        """The session as the last actor here left it, reused instead of reading the store (see `actor_loop`)."""
 
     # -- the runtime's side ---------------------------------------------------------------------
 
     def push(self, delivery: DeliveryRecord) -> None:
         """Hand over a delivery that is already durable in the inbox."""
-        if delivery.id in self._seen:
+        if delivery.id in self.seen:
             return
-        self._seen.add(delivery.id)
+        self.seen.add(delivery.id)
         self.inbox.append(delivery)
         if busy(self.state):
-            self._queued_through = max(self._queued_through, delivery.seq)
+            self.queued_through = max(self.queued_through, delivery.seq)
         self.wakeup.set()
 
     def reroute(self) -> None:
@@ -123,9 +113,9 @@ class SessionActor:
         """Load, recover, and work until the inbox is empty (or the runtime stops), holding the lease if any."""
         ownership = self.runtime.ownership
         if ownership is None:
-            await self._work()
+            await work(self)
         else:
-            await ownership.run(self, self._work)
+            await ownership.run(self, lambda: work(self))
 
     def keep_loaded_under(self, fence: int) -> None:
         """Keep the session as the last actor here left it only if no other process owned it since.
@@ -133,125 +123,12 @@ class SessionActor:
         That is when this process kept the lease (the same fencing token) or released it and took it
         back with nobody in between (the next token).
         """
-        if self._loaded is not None and (self._loaded.fence is None or fence - self._loaded.fence not in (0, 1)):
-            self._loaded = None
+        if self.loaded is not None and (self.loaded.fence is None or fence - self.loaded.fence not in (0, 1)):
+            self.loaded = None
 
     def seen_deliveries(self) -> frozenset[str]:
         """The deliveries this actor took into its inbox (handled, deferred or queued)."""
-        return frozenset(self._seen)
-
-    async def _work(self) -> None:
-        try:
-            if not await self._load():
-                self.closing = True
-                if not busy(self.state):
-                    self.runtime.pins.release(self.session_id)
-                return
-            # an idle session moves only for work that runs its code (not to be cancelled or reset)
-            await settle_build(self, move=busy(self.state) or (bool(self.inbox) and moves_for(self.inbox[0])))
-            if busy(self.state) and self.inbox:
-                self._queued_through = self.inbox[-1].seq  # accepted while it worked: handled on this build
-            await self._recover()
-            while not self.stopping:
-                if self.state.outbox:
-                    await notify_parent(self)
-                turn = self.state.turn
-                if turn is not None and turn.awaiting is None and not turn.waiting_on_tasks:
-                    await run_turn(self)
-                    continue
-                if turn is None:
-                    self.deferred.clear()  # answers that were stale now reach the model as a new turn
-                    if self._expired():
-                        await self.complete("completed")
-                        return
-                elif turn.waiting_on_tasks and await handle_while_waiting(self, None) == "resumed":
-                    continue  # a task timed out, or the wait did
-                delivery = self._take(lambda d: d.id not in self.deferred)
-                if (
-                    delivery is not None
-                    and turn is None
-                    and delivery.seq > self._queued_through
-                    and moves_for(delivery)
-                ):
-                    await settle_build(self)  # the session is idle: a fresh message (answers, compact, clear) moves it
-                if delivery is not None and turn is not None:
-                    if turn.awaiting is not None:
-                        handled = await handle_while_parked(self, delivery)
-                    else:
-                        handled = await handle_while_waiting(self, delivery)
-                    if handled == "deferred":
-                        self.deferred.add(delivery.id)
-                        self.inbox.append(delivery)
-                        self.inbox.sort(key=lambda d: d.seq)
-                    continue
-                if delivery is None:
-                    wake = next_wake(self)
-                    if wake is not None:
-                        self.runtime.schedule_wake(self.session_id, wake)
-                    self.closing = True  # from here on, the runtime starts a new actor for new deliveries
-                    if busy(self.state):
-                        self.runtime.pins.keep(self.session_id, self.root)  # parked: it resumes on this build
-                    else:
-                        self.runtime.pins.release(self.session_id)  # idle: its next delivery may move it
-                    self.runtime.remember(
-                        self.session_id,
-                        LoadedSession(
-                            self.session, self.state, self.history, self.emitter.next_index, self.emitter.fence
-                        ),
-                    )
-                    return
-                await handle_idle(self, delivery)
-                if busy(self.state) and self.inbox:  # what waits behind the work it started stays on this build
-                    self._queued_through = max(self._queued_through, self.inbox[-1].seq)
-                if self.session.status != "active":
-                    return
-        finally:
-            if self.session.status != "active":
-                self.runtime.pins.release(self.session_id)
-            await self.emitter.close()
-
-    async def _load(self) -> bool:
-        """Read the checkpoint and the inbox; the history only when there is work. Returns whether there is."""
-        loaded, self._loaded = self._loaded, None
-        if loaded is not None:
-            self.state, self.history, self.emitter.next_index = loaded.state, loaded.history, loaded.next_index
-        else:
-            raw = await self.store.load_checkpoint(self.session_id)
-            if raw is not None:
-                self.state = SessionState.model_validate_json(raw)
-        for delivery in await self.store.pending_deliveries(self.session_id):
-            if delivery.id not in self._seen:
-                self._seen.add(delivery.id)
-                self.inbox.append(delivery)
-        self.inbox.sort(key=lambda d: d.seq)
-        turn = self.state.turn
-        # parked on a person or on tasks: idle too, unless a deadline passed
-        idle = turn is None or turn.awaiting is not None or turn.waiting_on_tasks
-        wake = next_wake(self)
-        due = wake is not None and wake <= self.runtime.options.clock()
-        if idle and not self.inbox and not self._expired() and not due and not self.state.outbox:
-            if wake is not None:
-                self.runtime.schedule_wake(self.session_id, wake)
-            if loaded is not None:
-                self.runtime.remember(self.session_id, dataclasses.replace(loaded, fence=self.emitter.fence))
-            return False
-        if loaded is None:
-            stored = await self.store.load_history(self.session_id)
-            self.history = MessageAdapter.validate_json("[" + ",".join(stored) + "]")
-            self.emitter.next_index = await self.store.event_count(self.session_id)
-        if self.state.turn is not None:
-            self.emitter.delivery_ids = tuple(self.state.turn.delivery_ids)
-        return True
-
-    async def _recover(self) -> None:
-        await restore_dynamic_tools(self)
-        await recover_turn(self)
-
-    def _take(self, predicate: Any) -> DeliveryRecord | None:
-        for index, delivery in enumerate(self.inbox):
-            if predicate(delivery):
-                return self.inbox.pop(index)
-        return None
+        return frozenset(self.seen)
 
     # -- turns -------------------------------------------------------------------------------
 
@@ -372,10 +249,6 @@ class SessionActor:
         await notify_parent(self)
 
     # -- controls ----------------------------------------------------------------------------
-
-    def _expired(self) -> bool:
-        deadline = self.session.deadline
-        return deadline is not None and self.runtime.options.clock() >= deadline and self.session.status == "active"
 
     async def complete(self, status: SessionStatus, *, consumed: Sequence[str] = ()) -> None:
         """End the session: `session.completed` is its last event; its data is kept."""
