@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import dataclasses
 import heapq
-import json
 import logging
 import time
 from collections import OrderedDict
@@ -26,6 +24,7 @@ from eve_runtime.addresses import AddressSessions
 from eve_runtime.availability import Availability, SessionDormant, SessionStranded, retire_once
 from eve_runtime.channel_events import ChannelEvents
 from eve_runtime.channels import channel_address
+from eve_runtime.child_sessions import create_child, send_to_child, serve_input
 from eve_runtime.config import DEFAULT_SUBAGENT_TIMEOUT_MS
 from eve_runtime.delegation import AGENT_TOOL, CHILD_PREFIX
 from eve_runtime.handoff import CodePins
@@ -255,60 +254,16 @@ class Runtime:
     async def create_child(
         self, parent_id: str, task: TaskState, message: str, *, tool_call: ToolCall | None = None
     ) -> str:
-        """Create the child session of a new task, with its first message (once: again is a no-op).
-
-        A tool task's child gets `tool_call` to run instead of a message for a model. Returns the
-        child's id: the task's, or the one an earlier attempt created for the same call.
-        """
-        link = {
-            "sessionId": parent_id,
-            "taskId": task.task_id,
-            "name": task.name,
-            "callId": task.call_id,
-            "turnId": task.turn_id,
-        }
-        parent = self._actors.get(parent_id)
-        root = parent.root if parent is not None else self.agent  # the child runs its parent's build
-        record = dataclasses.replace(
-            self.new_record(
-                operation_id=f"task:{parent_id}:{task.call_id}", agent=self.agent_for_node(task.node_id, root)
-            ),
-            id=task.child_session_id,
-            agent=CHILD_PREFIX + task.node_id,
-        )
-        payload: dict[str, Any] = {"message": message, "parent": link, "taskCall": task.call_id, "turnPolicy": "queue"}
-        if tool_call is not None:
-            payload["message"] = f"{tool_call.name} {json.dumps(tool_call.arguments, separators=(',', ':'))}"
-            payload["toolCall"] = {"id": tool_call.id, "name": tool_call.name, "arguments": tool_call.arguments}
-        first = NewDelivery(id=new_delivery_id(), kind="message", payload=payload)
-        session, created = await self.store.create_session(record, first)
-        if created:
-            self.hooks.session_created(session.id)
-            self.pins.keep(session.id, root)
-            self._schedule_deadline(session)
-            self._wake(session)
-        return session.id
+        """Create the child session of a new task (see `eve_runtime.child_sessions`); returns its id."""
+        return await create_child(self, parent_id, task, message, tool_call=tool_call)
 
     async def send_to_child(self, task: TaskState, message: str) -> bool:
         """Give a task's child another message for the task's current call (once); False when it has ended."""
-        payload = {"message": message, "turnPolicy": "queue", "taskCall": task.call_id}
-        try:
-            await self.deliver(task.child_session_id, "message", payload, idempotency_key=f"task-call:{task.call_id}")
-        except SessionNotActive:
-            return False
-        return True
+        return await send_to_child(self, task, message)
 
     async def serve_input(self, task: TaskState, arguments: dict[str, Any]) -> bool:
         """Give a served tool's session the input of the task's current call (once); False when it has ended."""
-        payload = {
-            "message": f"{task.name} {json.dumps(arguments, separators=(',', ':'))}",
-            "serveInput": {"callId": task.call_id, "arguments": arguments},
-        }
-        try:
-            await self.deliver(task.child_session_id, "message", payload, idempotency_key=f"task-call:{task.call_id}")
-        except SessionNotActive:
-            return False
-        return True
+        return await serve_input(self, task, arguments)
 
     def schedule_wake(self, session_id: str, at: float) -> None:
         """Wake the session's actor at `at` (a task or a wait timing out)."""
