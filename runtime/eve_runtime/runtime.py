@@ -21,7 +21,7 @@ from typing import Any, Literal
 from eve_runtime._version import __version__
 from eve_runtime.actor import LoadedSession, SessionActor
 from eve_runtime.addresses import AddressSessions
-from eve_runtime.availability import Availability, SessionDormant, SessionStranded, retire_once
+from eve_runtime.availability import Availability
 from eve_runtime.channel_events import ChannelEvents
 from eve_runtime.channels import channel_address
 from eve_runtime.child_sessions import create_child, send_to_child, serve_input
@@ -36,6 +36,7 @@ from eve_runtime.models import resolve_model
 from eve_runtime.models.base import Model
 from eve_runtime.ownership import Ownership
 from eve_runtime.runtime_agent import RuntimeAgent
+from eve_runtime.session_controls import Acknowledgements, cancel, control, reset
 from eve_runtime.session_reader import bind_store, unbind_default
 from eve_runtime.session_state import TaskState
 from eve_runtime.sources import ROOT_NODE_ID
@@ -44,7 +45,6 @@ from eve_runtime.store.base import (
     DeliveryRecord,
     EnqueueResult,
     NewDelivery,
-    SessionNotActive,
     SessionRecord,
     Store,
 )
@@ -120,7 +120,6 @@ class Runtime:
         """Runs the channel event handlers and `agent/hooks/**` for the events sessions emit."""
         self._actors: dict[str, SessionActor] = {}
         self._respawn: set[str] = set()
-        self._acks: dict[str, asyncio.Future[None]] = {}
         self._loaded: OrderedDict[str, LoadedSession] = OrderedDict()
         self._models: dict[str, Model] = dict(models or {})
         """Models by id; `models` pre-seeds it (tests put a FunctionModel under the agent's id)."""
@@ -128,6 +127,8 @@ class Runtime:
         self._deadline_changed = asyncio.Event()
         self._timer: asyncio.Task[None] | None = None
         self._stopping = False
+        self.acknowledgements = Acknowledgements()
+        """The deliveries someone waits for (a reset), resolved once handled."""
         self.ownership = None if self.options.lease_seconds is None else Ownership(self, self.options.lease_seconds)
         """This process's leases, when many processes share the store."""
 
@@ -179,9 +180,7 @@ class Runtime:
         await self.hooks.close(deadline)
         unbind_default(self.store)
         self.tool_executor.shutdown(wait=False, cancel_futures=True)
-        for future in self._acks.values():
-            if not future.done():
-                future.cancel()
+        self.acknowledgements.cancel_all()
 
     # -- what actors ask -------------------------------------------------------------------------
 
@@ -205,9 +204,7 @@ class Runtime:
 
     def acknowledge(self, delivery_id: str) -> None:
         """A delivery someone waits for (a reset) was handled."""
-        future = self._acks.pop(delivery_id, None)
-        if future is not None and not future.done():
-            future.set_result(None)
+        self.acknowledgements.acknowledge(delivery_id)
 
     async def _alias_from_channel(self, session_id: str, channel: str, token: str) -> None:
         await self.addresses.alias(session_id, channel_address(channel, token))
@@ -381,11 +378,7 @@ class Runtime:
 
     async def cancel(self, session_id: str, turn_id: str | None = None) -> bool:
         """Queue a cancel; False when the session is unknown or no longer active (`no_active_turn`)."""
-        try:
-            await self.deliver(session_id, "cancel", {"turnId": turn_id} if turn_id is not None else {})
-        except (SessionNotActive, SessionDormant, SessionStranded):
-            return False  # nothing of it runs here
-        return True
+        return await cancel(self, session_id, turn_id)
 
     async def control(self, session_id: str, kind: Literal["compact", "clear"]) -> bool:
         """Queue a compact or a clear; False when the session is unknown or no longer active.
@@ -395,56 +388,14 @@ class Runtime:
         Raises:
             SessionDormant, SessionStranded: A clear for a session this process does not run.
         """
-        try:
-            await self.deliver(session_id, kind, {})
-        except SessionNotActive:
-            return False
-        except (SessionDormant, SessionStranded):
-            if kind == "compact":
-                return False
-            raise
-        return True
+        return await control(self, session_id, kind)
 
     async def reset(self, session_id: str, reason: str | None = None, *, timeout: float | None = None) -> bool:
-        """Retire a session for good and wait until it is done; False when there was no active session.
+        """Retire a session for good and wait until it is done (see `eve_runtime.session_controls.reset`).
 
-        The wait lasts at most `timeout` seconds (`RuntimeOptions.reset_timeout` by default): the
-        reset is durably queued by then and will be applied, so it returns True (logged). A dormant
-        session can be reset too: it is woken just for that.
+        Returns False when there was no active session.
         """
-        record = await self.store.get_session(session_id)
-        if record is not None and record.status == "active" and self.availability.stranded(record):
-            await retire_once(self.store, self.retiring, session_id, "reset")  # lost to a concurrent retire: done too
-            return True
-        if record is not None:
-            self.availability.wake_for_reset(record)
-        try:
-            delivery = await self.deliver(session_id, "reset", {"reason": reason} if reason else {})
-        except SessionNotActive:
-            return False
-        future = self._acks.get(delivery.id)
-        if future is None:
-            future = asyncio.get_running_loop().create_future()
-            self._acks[delivery.id] = future
-        try:
-            session = await self.store.get_session(session_id)
-            if session is not None and session.status != "active":
-                self.acknowledge(delivery.id)
-            limit = self.options.reset_timeout if timeout is None else timeout
-            try:
-                async with asyncio.timeout(limit):
-                    while not future.done():  # another process may run the session: watch its status too
-                        await asyncio.wait([future], timeout=0.5)
-                        if not future.done():
-                            session = await self.store.get_session(session_id)
-                            if session is None or session.status != "active":
-                                self.acknowledge(delivery.id)
-                    await future
-            except TimeoutError:
-                logger.warning("session %s: the reset was queued but not applied within %gs", session_id, limit)
-        finally:
-            self._acks.pop(delivery.id, None)
-        return True
+        return await reset(self, session_id, reason, timeout=timeout)
 
     # -- actors ------------------------------------------------------------------------------
 
