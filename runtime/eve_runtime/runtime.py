@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import heapq
 import logging
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
@@ -37,6 +36,7 @@ from eve_runtime.runtime_options import RuntimeOptions
 from eve_runtime.session_controls import Acknowledgements, cancel, control, reset
 from eve_runtime.session_reader import bind_store, unbind_default
 from eve_runtime.session_state import TaskState
+from eve_runtime.session_timeouts import SessionTimeouts
 from eve_runtime.sources import ROOT_NODE_ID
 from eve_runtime.store.base import (
     DeliveryKind,
@@ -92,8 +92,8 @@ class Runtime:
         self._loaded: OrderedDict[str, LoadedSession] = OrderedDict()
         self._models: dict[str, Model] = dict(models or {})
         """Models by id; `models` pre-seeds it (tests put a FunctionModel under the agent's id)."""
-        self._deadlines: list[tuple[float, str]] = []
-        self._deadline_changed = asyncio.Event()
+        self.timeouts = SessionTimeouts(self.options.clock, self._time_out)
+        """Session timeouts and wakes, fired from one timer."""
         self._timer: asyncio.Task[None] | None = None
         self._stopping = False
         self.acknowledgements = Acknowledgements()
@@ -120,12 +120,12 @@ class Runtime:
                 __version__,
             )
         for session in sessions:
-            self._schedule_deadline(session)
+            self.timeouts.schedule_deadline(session)
             if session.id not in self._actors:
                 self._spawn(session)
         if sessions:
             logger.info("checking %d active session(s) for unfinished work", len(sessions))
-        self._timer = asyncio.create_task(self._run_timer(), name="eve-timeouts")
+        self._timer = asyncio.create_task(self.timeouts.run(), name="eve-timeouts")
         if self.ownership is not None:
             self.ownership.start()
 
@@ -233,8 +233,7 @@ class Runtime:
 
     def schedule_wake(self, session_id: str, at: float) -> None:
         """Wake the session's actor at `at` (a task or a wait timing out)."""
-        heapq.heappush(self._deadlines, (at, session_id))
-        self._deadline_changed.set()
+        self.timeouts.schedule(session_id, at)
 
     # -- sessions --------------------------------------------------------------------------------
 
@@ -282,14 +281,14 @@ class Runtime:
         session, created = await self.store.create_session(record, first)
         if created:
             self.hooks.session_created(session.id)  # no address: a channel's handlers never see it
-            self._schedule_deadline(session)
+            self.timeouts.schedule_deadline(session)
             if first is not None:
                 self._wake(session)
         return session, created
 
     def look_after(self, session: SessionRecord) -> None:
         """Take on a session just created in the store with its first message: its timeout, an actor."""
-        self._schedule_deadline(session)
+        self.timeouts.schedule_deadline(session)
         self._wake(session)
 
     async def deliver(
@@ -422,26 +421,8 @@ class Runtime:
 
     # -- timeouts ----------------------------------------------------------------------------
 
-    def _schedule_deadline(self, session: SessionRecord) -> None:
-        if session.deadline is None:
-            return
-        heapq.heappush(self._deadlines, (session.deadline, session.id))
-        self._deadline_changed.set()
-
-    async def _run_timer(self) -> None:
-        while True:
-            self._deadline_changed.clear()
-            timeout = None
-            if self._deadlines:
-                timeout = max(0.0, self._deadlines[0][0] - self.options.clock())
-            try:
-                await asyncio.wait_for(self._deadline_changed.wait(), timeout=timeout)
-                continue
-            except TimeoutError:
-                pass
-            now = self.options.clock()
-            while self._deadlines and self._deadlines[0][0] <= now:
-                _deadline, session_id = heapq.heappop(self._deadlines)
-                session = await self.store.get_session(session_id)
-                if session is not None and session.status == "active":
-                    self._wake(session)
+    async def _time_out(self, session_id: str) -> None:
+        """A timeout or a wake is due: the session's actor looks at what is (if the session is still active)."""
+        session = await self.store.get_session(session_id)
+        if session is not None and session.status == "active":
+            self._wake(session)

@@ -78,7 +78,7 @@ async def test_session_timeout_completes_an_idle_session(tmp_path: Path) -> None
     sid = await h.create("hello")
     await h.turns(sid, 1)
     now[0] += 61
-    h.rt._deadline_changed.set()  # the timer re-reads the (virtual) clock
+    h.rt.timeouts.changed.set()  # the timer re-reads the (virtual) clock
     events = await h.wait_for(sid, lambda events: events[-1]["type"] == "session.completed")
     assert types(events)[-2:] == ["session.waiting", "session.completed"]
     session = await h.store.get_session(sid)
