@@ -18,11 +18,10 @@ from eve_runtime._version import __version__
 from eve_runtime.actor import LoadedSession, SessionActor
 from eve_runtime.addresses import AddressSessions
 from eve_runtime.availability import Availability
+from eve_runtime.build_agents import agent_for, agent_for_node, delegation_timeout
 from eve_runtime.channel_events import ChannelEvents
 from eve_runtime.channels import channel_address
 from eve_runtime.child_sessions import create_child, send_to_child, serve_input
-from eve_runtime.config import DEFAULT_SUBAGENT_TIMEOUT_MS
-from eve_runtime.delegation import AGENT_TOOL, CHILD_PREFIX
 from eve_runtime.handoff import CodePins
 from eve_runtime.hook_dispatch import HookDispatcher
 from eve_runtime.ids import new_delivery_id, new_session_id
@@ -37,7 +36,6 @@ from eve_runtime.session_controls import Acknowledgements, cancel, control, rese
 from eve_runtime.session_reader import bind_store, unbind_default
 from eve_runtime.session_state import TaskState
 from eve_runtime.session_timeouts import SessionTimeouts
-from eve_runtime.sources import ROOT_NODE_ID
 from eve_runtime.store.base import (
     DeliveryKind,
     DeliveryRecord,
@@ -189,33 +187,16 @@ class Runtime:
         self.agent = agent
 
     def agent_for(self, session: SessionRecord, root: RuntimeAgent | None = None) -> RuntimeAgent:
-        """The agent a session runs in the build of `root` (the newest by default).
-
-        That is the root agent, or the one a child session was created for.
-        """
-        if session.agent.startswith(CHILD_PREFIX):
-            return self.agent_for_node(session.agent.removeprefix(CHILD_PREFIX), root)
-        return root or self.agent
+        """The agent a session runs in the build of `root`, the newest by default (see `eve_runtime.build_agents`)."""
+        return agent_for(root or self.agent, session)
 
     def agent_for_node(self, node_id: str, root: RuntimeAgent | None = None) -> RuntimeAgent:
-        """An agent by node id in the build of `root`, the newest by default.
-
-        `agent` is the built-in copy of the root agent.
-        """
-        root = root or self.agent
-        if node_id in (ROOT_NODE_ID, AGENT_TOOL):
-            return root
-        for candidate in root.walk():
-            if candidate.manifest.node_id == node_id:
-                return candidate
-        raise KeyError(f"no agent {node_id!r} in this app")
+        """An agent by node id in the build of `root`, the newest by default (`agent`: the root agent's copy)."""
+        return agent_for_node(root or self.agent, node_id)
 
     def delegation_timeout(self, node_id: str) -> float | None:
         """Seconds one delegated call to `node_id` may take (its `timeout`, 2 hours by default)."""
-        timeout = self.agent_for_node(node_id).config.timeout
-        if timeout is False:
-            return None
-        return (timeout if timeout is not None else DEFAULT_SUBAGENT_TIMEOUT_MS) / 1000
+        return delegation_timeout(self.agent_for_node(node_id))
 
     async def create_child(
         self, parent_id: str, task: TaskState, message: str, *, tool_call: ToolCall | None = None
