@@ -24,7 +24,7 @@ from eve_runtime.channels import channel_address
 from eve_runtime.child_sessions import create_child, send_to_child, serve_input
 from eve_runtime.handoff import CodePins
 from eve_runtime.hook_dispatch import HookDispatcher
-from eve_runtime.ids import new_delivery_id, new_session_id
+from eve_runtime.ids import new_delivery_id
 from eve_runtime.keyed_locks import KeyedLocks
 from eve_runtime.messages import ToolCall
 from eve_runtime.models import resolve_model
@@ -33,6 +33,7 @@ from eve_runtime.ownership import Ownership
 from eve_runtime.runtime_agent import RuntimeAgent
 from eve_runtime.runtime_options import RuntimeOptions
 from eve_runtime.session_controls import Acknowledgements, cancel, control, reset
+from eve_runtime.session_creation import new_record, open_session
 from eve_runtime.session_reader import bind_store, unbind_default
 from eve_runtime.session_state import TaskState
 from eve_runtime.session_timeouts import SessionTimeouts
@@ -220,19 +221,7 @@ class Runtime:
 
     def new_record(self, *, operation_id: str | None = None, agent: RuntimeAgent | None = None) -> SessionRecord:
         """A session record for this agent (or `agent`), with its deadline and build."""
-        now = self.options.clock()
-        timeout = (agent or self.agent).config.limits.session_timeout_ms
-        deployment = (agent or self.agent).deployment
-        deadline = now + timeout / 1000 if timeout is not False else None
-        return SessionRecord(
-            id=new_session_id(),
-            agent=self.agent.name,
-            created_at=now,
-            eve_version=__version__,
-            deadline=deadline,
-            operation_id=operation_id,
-            deployment=deployment or None,
-        )
+        return new_record(self, operation_id=operation_id, agent=agent)
 
     async def create_session(
         self,
@@ -255,17 +244,7 @@ class Runtime:
         idempotency_key: str | None = None,
     ) -> tuple[SessionRecord, bool]:
         """`create_session`, also telling whether the session was created now (False: `operation_id` existed)."""
-        record = self.new_record(operation_id=operation_id)
-        first = None
-        if message is not None:
-            first = NewDelivery(id=new_delivery_id(), kind="message", payload=message, idempotency_key=idempotency_key)
-        session, created = await self.store.create_session(record, first)
-        if created:
-            self.hooks.session_created(session.id)  # no address: a channel's handlers never see it
-            self.timeouts.schedule_deadline(session)
-            if first is not None:
-                self._wake(session)
-        return session, created
+        return await open_session(self, message=message, operation_id=operation_id, idempotency_key=idempotency_key)
 
     def look_after(self, session: SessionRecord) -> None:
         """Take on a session just created in the store with its first message: its timeout, an actor."""
