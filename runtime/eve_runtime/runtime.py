@@ -3,6 +3,12 @@
 It accepts deliveries (durably, before anyone is told they were accepted), keeps at most one
 actor per session and only while the session has work, recovers every unfinished session when
 it starts, fires session timeouts from a single timer, and stops at step boundaries.
+
+`Runtime` is what the server, the channels and the actors call; the parts behind some of its
+methods are modules of their own: creating sessions (`eve_runtime.session_creation`) and the
+child sessions of tasks (`eve_runtime.child_sessions`), cancel, compact, clear and reset
+(`eve_runtime.session_controls`), the timeout timer (`eve_runtime.session_timeouts`), the agents
+of a build (`eve_runtime.build_agents`) and the tunables (`eve_runtime.runtime_options`).
 """
 
 from __future__ import annotations
