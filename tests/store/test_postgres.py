@@ -174,3 +174,18 @@ async def test_the_store_recovers_when_postgres_drops_its_connections(schema: st
     finally:
         await store.close()
         await other.close()
+
+
+async def test_processes_opening_a_new_schema_at_once_all_succeed() -> None:
+    pg.require()
+    name = f"eve_test_{uuid.uuid4().hex[:12]}"  # not created yet: the stores create it together
+    stores = [PostgresStore(pg.database_url(), schema=name) for _ in range(4)]
+    try:
+        await asyncio.gather(*(store.open() for store in stores))
+        await stores[0].create_session(session("s1"), delivery("d1"))
+        assert await stores[3].get_session("s1") is not None
+    finally:
+        for store in stores:
+            await store.close()
+        with psycopg.connect(pg.database_url(), autocommit=True) as conn:
+            conn.execute(psycopg.sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(psycopg.sql.Identifier(name)))

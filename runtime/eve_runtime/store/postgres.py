@@ -46,6 +46,7 @@ from eve_runtime.store.postgres_schema import (
     decode,
     encode,
     ensure_schema,
+    lock_key,
 )
 
 __all__ = ["DEFAULT_POOL_SIZE", "PostgresStore"]
@@ -140,7 +141,11 @@ class PostgresStore(Store):
     async def _prepare(self, conn: Connection) -> str:
         try:
             if self._schema is not None:
-                await conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self._schema)))
+                async with conn.transaction():  # IF NOT EXISTS alone races when processes start together
+                    await conn.execute(
+                        "SELECT pg_advisory_xact_lock(%s)", (lock_key("eve-create-schema", self._schema),)
+                    )
+                    await conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self._schema)))
                 await self._configure_schema(conn, self._schema)
             cursor = await conn.execute("SELECT current_database(), current_schema()")
             row = await cursor.fetchone()
