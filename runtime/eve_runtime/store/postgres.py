@@ -48,6 +48,7 @@ from eve_runtime.store.postgres_schema import (
     ensure_schema,
     lock_key,
 )
+from eve_runtime.store.rows import delivery_from_row, session_from_row
 
 __all__ = ["DEFAULT_POOL_SIZE", "PostgresStore"]
 
@@ -224,7 +225,7 @@ class PostgresStore(Store):
         rows = await self._rows(
             f"SELECT {ops.SESSION_COLUMNS} FROM sessions WHERE status = %s ORDER BY created_at, row_seq", status
         )
-        return [ops.to_session(row) for row in rows]
+        return [session_from_row(row) for row in rows]
 
     # -- inbox ------------------------------------------------------------------------------
 
@@ -239,7 +240,7 @@ class PostgresStore(Store):
             f"SELECT {ops.DELIVERY_COLUMNS} FROM deliveries WHERE session_id = %s AND NOT consumed ORDER BY seq",
             session_id,
         )
-        return [ops.to_delivery(row) for row in rows]
+        return [delivery_from_row(row) for row in rows]
 
     # -- events, history, checkpoint ------------------------------------------------------------
 

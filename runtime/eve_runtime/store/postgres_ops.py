@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, cast
+from typing import Any
 
 import psycopg
 
@@ -19,13 +19,11 @@ from eve_runtime.store.base import (
     IDEMPOTENCY_WINDOW,
     MAX_ADDRESSES,
     AddressLimitReached,
-    DeliveryKind,
     DeliveryRecord,
     EnqueueResult,
     NewDelivery,
     SessionNotActive,
     SessionRecord,
-    SessionStatus,
     StoreError,
 )
 from eve_runtime.store.memory import encode_payload
@@ -33,10 +31,10 @@ from eve_runtime.store.postgres_pool import Connection
 from eve_runtime.store.postgres_schema import (
     SQLSTATE_DELIVERY_EXISTS,
     SQLSTATE_NOT_ACTIVE,
-    decode,
     encode,
     lock_key,
 )
+from eve_runtime.store.rows import DELIVERY_COLUMNS, SESSION_COLUMNS, delivery_from_row, session_from_row
 
 __all__ = [
     "SESSION_COLUMNS",
@@ -50,40 +48,7 @@ __all__ = [
     "get_session",
     "release",
     "save_channel_state",
-    "to_delivery",
-    "to_session",
 ]
-
-SESSION_COLUMNS = "id, agent, created_at, eve_version, status, deadline, operation_id, deployment"
-DELIVERY_COLUMNS = "id, session_id, seq, kind, payload, idempotency_key, created_at, consumed"
-
-
-def to_session(row: tuple[Any, ...]) -> SessionRecord:
-    """A `sessions` row as a record."""
-    return SessionRecord(
-        id=row[0],
-        agent=row[1],
-        created_at=row[2],
-        eve_version=row[3],
-        status=cast(SessionStatus, row[4]),
-        deadline=row[5],
-        operation_id=None if row[6] is None else decode(row[6]),
-        deployment=row[7],
-    )
-
-
-def to_delivery(row: tuple[Any, ...]) -> DeliveryRecord:
-    """A `deliveries` row as a record."""
-    return DeliveryRecord(
-        id=row[0],
-        session_id=row[1],
-        seq=int(row[2]),
-        kind=cast(DeliveryKind, row[3]),
-        payload=json.loads(row[4]),
-        idempotency_key=None if row[5] is None else decode(row[5]),
-        created_at=row[6],
-        consumed=bool(row[7]),
-    )
 
 
 async def _one(conn: Connection, query: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -94,7 +59,7 @@ async def _one(conn: Connection, query: str, params: tuple[Any, ...]) -> tuple[A
 async def get_session(conn: Connection, session_id: str) -> SessionRecord | None:
     """The session, or None."""
     row = await _one(conn, f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = %s", (session_id,))
-    return None if row is None else to_session(row)
+    return None if row is None else session_from_row(row)
 
 
 async def _by_operation(conn: Connection, operation: bytes) -> SessionRecord | None:
@@ -104,7 +69,7 @@ async def _by_operation(conn: Connection, operation: bytes) -> SessionRecord | N
         "WHERE id = (SELECT session_id FROM operations WHERE operation_id = %s)",
         (operation,),
     )
-    return None if row is None else to_session(row)
+    return None if row is None else session_from_row(row)
 
 
 async def _create(
@@ -180,7 +145,7 @@ async def enqueue(
             raise StoreError(f"A delivery with id {delivery.id!r} already exists.") from None
         raise
     assert row is not None
-    return EnqueueResult(to_delivery(row[1:]), duplicate=bool(row[0]))
+    return EnqueueResult(delivery_from_row(row[1:]), duplicate=bool(row[0]))
 
 
 async def _insert_delivery(

@@ -10,14 +10,12 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from typing import Any, cast
 
 from eve_runtime.store.base import (
     IDEMPOTENCY_WINDOW,
     MAX_ADDRESSES,
     AddressLimitReached,
     Commit,
-    DeliveryKind,
     DeliveryRecord,
     EnqueueResult,
     EventRow,
@@ -29,6 +27,7 @@ from eve_runtime.store.base import (
     StoreError,
 )
 from eve_runtime.store.memory import check_events, encode_payload
+from eve_runtime.store.rows import DELIVERY_COLUMNS, SESSION_COLUMNS, delivery_from_row, session_from_row
 from eve_runtime.store.sqlite_schema import from_text, to_text
 
 __all__ = [
@@ -53,60 +52,31 @@ __all__ = [
     "save_channel_state",
 ]
 
-_SESSION_COLUMNS = "id, agent, created_at, eve_version, status, deadline, operation_id, deployment"
-_DELIVERY_COLUMNS = "id, session_id, seq, kind, payload, idempotency_key, created_at, consumed"
-
-
-def _session(row: tuple[Any, ...]) -> SessionRecord:
-    return SessionRecord(
-        id=row[0],
-        agent=row[1],
-        created_at=row[2],
-        eve_version=row[3],
-        status=cast(SessionStatus, row[4]),
-        deadline=row[5],
-        operation_id=None if row[6] is None else from_text(row[6]),
-        deployment=row[7],
-    )
-
-
-def _delivery(row: tuple[Any, ...]) -> DeliveryRecord:
-    return DeliveryRecord(
-        id=row[0],
-        session_id=row[1],
-        seq=row[2],
-        kind=cast(DeliveryKind, row[3]),
-        payload=json.loads(row[4]),
-        idempotency_key=None if row[5] is None else from_text(row[5]),
-        created_at=row[6],
-        consumed=bool(row[7]),
-    )
-
 
 # -- reads --------------------------------------------------------------------------------------
 
 
 def get_session(conn: sqlite3.Connection, session_id: str) -> SessionRecord | None:
     """The session, or None."""
-    row = conn.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    return None if row is None else _session(row)
+    row = conn.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return None if row is None else session_from_row(row)
 
 
 def list_sessions(conn: sqlite3.Connection, status: SessionStatus) -> list[SessionRecord]:
     """Every session with this status, oldest first."""
     rows = conn.execute(
-        f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE status = ? ORDER BY created_at, rowid", (status,)
+        f"SELECT {SESSION_COLUMNS} FROM sessions WHERE status = ? ORDER BY created_at, rowid", (status,)
     ).fetchall()
-    return [_session(row) for row in rows]
+    return [session_from_row(row) for row in rows]
 
 
 def pending_deliveries(conn: sqlite3.Connection, session_id: str) -> list[DeliveryRecord]:
     """Deliveries not consumed yet, in arrival order."""
     rows = conn.execute(
-        f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE session_id = ? AND consumed = 0 ORDER BY seq",
+        f"SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE session_id = ? AND consumed = 0 ORDER BY seq",
         (session_id,),
     ).fetchall()
-    return [_delivery(row) for row in rows]
+    return [delivery_from_row(row) for row in rows]
 
 
 def read_events(conn: sqlite3.Connection, session_id: str, start: int, end: int | None) -> list[EventRow]:
@@ -163,7 +133,7 @@ def create_session(
         raise StoreError(f"A session with id {record.id!r} already exists.")
     payload = None if first is None else encode_payload(first.payload)
     conn.execute(
-        f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
             record.id,
             record.agent,
@@ -190,12 +160,12 @@ def enqueue(conn: sqlite3.Connection, session_id: str, delivery: NewDelivery) ->
         raise SessionNotActive(f"Session {session_id!r} {state}, so it accepts no delivery.")
     if delivery.idempotency_key is not None:
         found = conn.execute(
-            f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE id = "
+            f"SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE id = "
             "(SELECT delivery_id FROM idempotency_keys WHERE session_id = ? AND key = ?)",
             (session_id, to_text(delivery.idempotency_key)),
         ).fetchone()
         if found is not None:
-            return EnqueueResult(_delivery(found), duplicate=True)
+            return EnqueueResult(delivery_from_row(found), duplicate=True)
     payload = encode_payload(delivery.payload)
     return EnqueueResult(_insert_delivery(conn, session_id, delivery, payload), duplicate=False)
 
@@ -208,7 +178,7 @@ def _insert_delivery(conn: sqlite3.Connection, session_id: str, delivery: NewDel
     key = None if delivery.idempotency_key is None else to_text(delivery.idempotency_key)
     now = time.time()
     conn.execute(
-        f"INSERT INTO deliveries ({_DELIVERY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, 0)",
+        f"INSERT INTO deliveries ({DELIVERY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, 0)",
         (delivery.id, session_id, seq, delivery.kind, payload, key, now),
     )
     if key is not None:
