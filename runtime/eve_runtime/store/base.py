@@ -364,6 +364,14 @@ class Store(ABC):
     async def orphaned_sessions(self) -> list[str]:
         """Active sessions whose owner's lease expired without a release (the owner died), oldest first."""
 
+    @abstractmethod
+    async def expired_sessions(self, now: float, limit: int) -> list[str]:
+        """Active sessions whose deadline is at or before `now` that no owner holds an unexpired lease on.
+
+        Earliest deadline first, at most `limit`. A session never leased, released, or whose
+        owner's lease expired is included: a process looking for deadlines nobody fires wakes them.
+        """
+
     def on_delivery(self, callback: Callable[[str], None]) -> None:
         """Call `callback(session_id)` when *another process* accepts a delivery into a session's inbox.
 

@@ -416,3 +416,13 @@ class MemoryStore(Store):
             and lease.owner is not None
             and lease.expires_at <= now
         ]
+
+    async def expired_sessions(self, now: float, limit: int) -> list[str]:
+        self._check_open()
+        expired = [s.record for s in self._sessions.values() if s.record.status == "active"]
+        expired = [r for r in expired if r.deadline is not None and r.deadline <= now and not self._held(r.id)]
+        return [r.id for r in sorted(expired, key=lambda r: (r.deadline, r.created_at))][:limit]
+
+    def _held(self, session_id: str) -> bool:
+        lease = self._leases.get(session_id)
+        return lease is not None and lease.owner is not None and lease.expires_at > time.time()

@@ -375,6 +375,10 @@ class PostgresStore(Store):
         )
         return [str(row[0]) for row in rows]
 
+    async def expired_sessions(self, now: float, limit: int) -> list[str]:
+        rows = await self._rows(ops.EXPIRED_SESSIONS, now, limit)
+        return [str(row[0]) for row in rows]
+
 
 def _named(url: str, application_name: str) -> str:
     """`url` with `application_name` set, unless it sets one (or cannot be parsed: `open` says so)."""

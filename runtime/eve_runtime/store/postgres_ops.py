@@ -39,6 +39,7 @@ from eve_runtime.store.rows import DELIVERY_COLUMNS, SESSION_COLUMNS, delivery_f
 __all__ = [
     "SESSION_COLUMNS",
     "DELIVERY_COLUMNS",
+    "EXPIRED_SESSIONS",
     "acquire",
     "address_holder",
     "claim_address",
@@ -301,3 +302,11 @@ async def release(conn: Connection, session_id: str, owner: str) -> None:
     await conn.execute(
         "UPDATE owners SET owner = NULL, expires_at = 0 WHERE session_id = %s AND owner = %s", (session_id, owner)
     )
+
+
+EXPIRED_SESSIONS = f"""
+SELECT s.id FROM sessions s LEFT JOIN owners o ON o.session_id = s.id
+WHERE s.status = 'active' AND s.deadline <= %s AND (o.owner IS NULL OR o.expires_at <= {_NOW})
+ORDER BY s.deadline, s.row_seq LIMIT %s
+"""
+"""Active sessions past their deadline that no unexpired lease holds (leases timed by the database's clock)."""

@@ -34,8 +34,10 @@ __all__ = [
     "lock_key",
 ]
 
-SCHEMA_VERSION = 1
-"""Stored in `eve_meta`; a schema with a higher version was written by a newer eve."""
+SCHEMA_VERSION = 2
+"""Stored in `eve_meta`; a schema with a higher version was written by a newer eve.
+
+2 added `sessions_by_deadline` (opening a version-1 schema adds it)."""
 
 SQLSTATE_MISSING_SESSION = "EV404"
 SQLSTATE_OWNERSHIP_LOST = "EV409"
@@ -60,6 +62,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     row_seq BIGSERIAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS sessions_by_status ON sessions (status, created_at, row_seq);
+CREATE INDEX IF NOT EXISTS sessions_by_deadline ON sessions (deadline) WHERE status = 'active';
 CREATE TABLE IF NOT EXISTS events (
     session_id TEXT NOT NULL,
     idx BIGINT NOT NULL,

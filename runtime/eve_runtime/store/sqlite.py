@@ -295,6 +295,9 @@ class SqliteStore(Store):
     async def orphaned_sessions(self) -> list[str]:
         return await self._read(ops.orphaned_sessions)
 
+    async def expired_sessions(self, now: float, limit: int) -> list[str]:
+        return await self._read(ops.expired_sessions, now, limit)
+
 
 async def open_local_store(directory: Path) -> SqliteStore:
     """Open the local world's store in `directory` (see [`SqliteStore`][eve_runtime.store.sqlite.SqliteStore]).

@@ -46,6 +46,7 @@ __all__ = [
     "load_checkpoint",
     "load_history",
     "orphaned_sessions",
+    "expired_sessions",
     "pending_deliveries",
     "read_events",
     "release",
@@ -373,5 +374,16 @@ def orphaned_sessions(conn: sqlite3.Connection) -> list[str]:
         "SELECT s.id FROM owners o JOIN sessions s ON s.id = o.session_id "
         "WHERE o.owner IS NOT NULL AND o.expires_at <= ? AND s.status = 'active' ORDER BY s.created_at, s.rowid",
         (time.time(),),
+    ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def expired_sessions(conn: sqlite3.Connection, now: float, limit: int) -> list[str]:
+    """Active sessions past their deadline (at `now`) that no unexpired lease holds, earliest deadline first."""
+    rows = conn.execute(
+        "SELECT s.id FROM sessions s LEFT JOIN owners o ON o.session_id = s.id "
+        "WHERE s.status = 'active' AND s.deadline IS NOT NULL AND s.deadline <= ? "
+        "AND (o.owner IS NULL OR o.expires_at <= ?) ORDER BY s.deadline, s.created_at, s.rowid LIMIT ?",
+        (now, time.time(), limit),
     ).fetchall()
     return [str(row[0]) for row in rows]
