@@ -15,6 +15,13 @@ process could not acquire the session) is never stranded.
 A process that dies holding leases leaves them to expire: every process looks for such orphaned
 sessions every half lease and takes them over (acquiring bumps the fencing token; the new
 owner's actor recovers the interrupted turn as after any crash).
+
+A session's timeout is scheduled in memory by the processes that saw it (`SessionTimeouts`).
+So that it still fires when all of those are gone, every process also asks the store every few
+seconds (`RuntimeOptions.deadline_sweep_seconds`) for active sessions past their deadline that no
+live owner holds, and wakes them: its actor acquires the lease and completes the expired session
+as usual. A task's or a wait's deadline lives in the session's checkpoint, not in a column the
+store can query: such a deadline of a session nobody holds fires at the next start of a process.
 """
 
 from __future__ import annotations
@@ -40,6 +47,11 @@ if TYPE_CHECKING:
 __all__ = ["Ownership"]
 
 logger = logging.getLogger("eve.ownership")
+
+_DEADLINE_BATCH = 100
+"""Sessions past their deadline woken per sweep at most (the rest wait for the next sweep)."""
+_REFIRE_SECONDS = 60.0
+"""A session woken for its deadline that is still active and unheld is woken again after this long."""
 
 
 @dataclass
@@ -72,7 +84,9 @@ class Ownership:
         self._leases: dict[str, _Lease] = {}
         self._releasing: dict[str, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Future[None]] = set()
-        self._watcher: asyncio.Task[None] | None = None
+        self._watchers: list[asyncio.Task[None]] = []
+        self._fired_deadlines: dict[str, float] = {}
+        """Sessions woken for a deadline nobody fired, with when (`time.monotonic()`)."""
 
     async def run(self, actor: SessionActor, work: Callable[[], Awaitable[None]]) -> None:
         """Run `work` for `actor` while holding the session's lease; return at once when another owner runs it."""
@@ -160,23 +174,52 @@ class Ownership:
     # -- other processes -------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Hear of other processes' deliveries, and look for orphaned sessions every half lease (with jitter)."""
+        """Hear of other processes' deliveries, and look for sessions no live process looks after.
+
+        Orphaned sessions every half lease; sessions past a deadline nobody fires every
+        `RuntimeOptions.deadline_sweep_seconds` (both with jitter).
+        """
         self.store.on_delivery(self._delivered_elsewhere)
+        sweep = self.runtime.options.deadline_sweep_seconds
+        self._watchers = [
+            asyncio.create_task(self._every(self.ttl / 2, self._take_over_orphans), name="eve-orphans"),
+            asyncio.create_task(self._every(sweep, self._fire_deadlines), name="eve-deadlines"),
+        ]
 
-        async def watch() -> None:
-            while True:
-                await asyncio.sleep(self.ttl / 2 * random.uniform(0.8, 1.2))
-                try:
-                    orphans = await self.store.orphaned_sessions()
-                except StoreError as exc:
-                    logger.warning("cannot look for orphaned sessions yet (%s)", exc)
-                    continue
-                for session_id in orphans:
-                    if self.runtime.actor(session_id) is None and session_id not in self._leases:
-                        logger.info("session %s: its owner's lease expired; taking it over", session_id)
-                        await self._wake(session_id)
+    async def _every(self, seconds: float, sweep: Callable[[], Awaitable[None]]) -> None:
+        while True:
+            await asyncio.sleep(seconds * random.uniform(0.8, 1.2))
+            try:
+                await sweep()
+            except StoreError as exc:
+                logger.warning("cannot look for sessions to take over yet (%s)", exc)
 
-        self._watcher = asyncio.create_task(watch(), name="eve-orphans")
+    async def _take_over_orphans(self) -> None:
+        for session_id in await self.store.orphaned_sessions():
+            if self.runtime.actor(session_id) is None and session_id not in self._leases:
+                logger.info("session %s: its owner's lease expired; taking it over", session_id)
+                await self._wake(session_id)
+
+    async def _fire_deadlines(self) -> None:
+        """Wake the sessions past their deadline that no process holds (whoever scheduled it is gone).
+
+        A session woken for its deadline stays active when its actor finds nothing due (parked on a
+        person: it times out when that turn ends); it is woken again only after `_REFIRE_SECONDS`.
+        """
+        fired = self._fired_deadlines
+        expired = await self.store.expired_sessions(self.runtime.options.clock(), _DEADLINE_BATCH + len(fired))
+        now = time.monotonic()
+        self._fired_deadlines = {s: at for s, at in fired.items() if s in expired and now - at < _REFIRE_SECONDS}
+        woken = 0
+        for session_id in expired:
+            if woken >= _DEADLINE_BATCH:
+                break
+            if session_id in self._fired_deadlines or self.runtime.actor(session_id) is not None:
+                continue
+            logger.info("session %s: past its deadline and held by no process; waking it", session_id)
+            self._fired_deadlines[session_id] = now
+            woken += 1
+            await self._wake(session_id)
 
     def _delivered_elsewhere(self, session_id: str) -> None:
         """Another process accepted a delivery: this process handles it if it holds the session."""
@@ -214,8 +257,8 @@ class Ownership:
 
     async def stop(self) -> None:
         """Stop listening and watching; release the leases no actor holds (call once actors stopped)."""
-        watcher, self._watcher = self._watcher, None
-        for task in [*self._tasks, *([watcher] if watcher is not None else [])]:
+        watchers, self._watchers = self._watchers, []
+        for task in [*self._tasks, *watchers]:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task

@@ -40,3 +40,7 @@ class RuntimeOptions:
     """Many processes share the store (the Postgres world): a session runs only in the process holding
     its lease, which lasts this long unrenewed (see `eve_runtime.ownership`). None: one process owns
     the store (the local world), no leases."""
+    deadline_sweep_seconds: float = 5.0
+    """With leases: how often this process asks the store for sessions past their deadline that no
+    process holds (their owner died before timing them out), and wakes them. Bounds how late such a
+    timeout fires."""

@@ -5,6 +5,9 @@ waiting on a clock (a task's or a wait's timeout) puts one entry in a heap; a si
 until the earliest is due, then hands each due session to the runtime, which wakes its actor (the
 actor decides what is due: an entry is a reason to look, never a command). Entries are never
 removed: one for a session that ended or moved on costs a store read when it fires.
+
+The heap holds what this process saw. When many processes share the store, a session's timeout
+that only a process now gone had scheduled is found by the deadline sweep of `eve_runtime.ownership`.
 """
 
 from __future__ import annotations

@@ -139,3 +139,36 @@ def test_cancel_and_reset_sent_to_the_other_process_reach_the_owner(pair: tuple[
         reset = http.post(f"/eve/v1/session/{session}/reset", json={})
         assert reset.status_code == 200 and reset.json()["ok"], reset.text
         assert http.post(f"/eve/v1/session/{session}", json={"message": "hi"}).status_code == 409
+
+
+def test_a_killed_creators_session_times_out_in_the_other_process(tmp_path: Path) -> None:
+    with pg.fresh_schema() as schema:
+        app = scaffold(tmp_path)
+        (app / "agent" / "agent.py").write_text(
+            "from eve_runtime import define_agent\n\n"
+            "agent = define_agent(model='test', limits={'session_timeout_ms': 4_000})\n"
+        )
+        ledger = tmp_path / "ledger.ndjson"
+        args = ["--world", "postgres", "--database-url", pg.schema_url(schema)]
+        a = EveProcess(app, ledger, args=args, env={"EVE_LEASE_SECONDS": "1"})
+        b = EveProcess(app, ledger, args=args, env={"EVE_LEASE_SECONDS": "1"})
+        try:
+            a.start()
+            b.start()  # started before the session exists: only A schedules its timeout
+            on_a, on_b = Client(a), Client(b)
+            created = on_a.create("op-timeout", "/reply hello")
+            assert created.outcome == "ok" and created.session is not None
+            session = created.session
+            assert _replies(on_a.wait_quiet(session, turns=1, timeout=30)) == ["hello"]
+            time.sleep(1.0)  # A releases the lease (a lease it died holding would make the session an orphan for B)
+            a.kill()
+            deadline = time.monotonic() + 30  # the timeout, then B's next sweep (every 5 s)
+            while not any(e["type"] == "session.completed" for e in on_b.events(session)):
+                assert time.monotonic() < deadline, [e["type"] for e in on_b.events(session)]
+                time.sleep(0.2)
+            events = on_b.events(session)
+            assert [e["type"] for e in events].count("session.completed") == 1
+            assert [e["type"] for e in events][-2:] == ["session.waiting", "session.completed"]
+        finally:
+            a.kill()
+            b.kill()
