@@ -107,7 +107,8 @@ def test_an_idle_session_moves_to_the_redeployed_code_on_its_next_message(tmp_pa
     second = built(app)
     assert second != first and recorded_build(app, sid) == second
     results = [e["data"]["result"]["output"] for e in seen if e["type"] == "action.result"]
-    assert results == [1, 2, {"city": "Paris", "condition": "Rainy"}]  # `visits` kept its value
+    assert results[0] == 1  # the second turn's two calls run at once: their results come as they finish
+    assert sorted(results[1:], key=str) == [2, {"city": "Paris", "condition": "Rainy"}]  # `visits` kept its value
     assert [e["type"] for e in seen].count("session.started") == 1  # one session, one stream
     assert "dropped state 'legacy' on handoff" in server.stderr
     assert f"moved from deployment {first.removeprefix('sha256:')[:12]}" in server.stderr
