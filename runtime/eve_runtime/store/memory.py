@@ -11,7 +11,7 @@ import asyncio
 import json
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -82,6 +82,24 @@ class EventWaiters:
     def notify_all(self) -> None:
         """Wake every waiter of every session (they re-read what they wait for)."""
         self.notify(list(self._waiters))
+
+    async def wait_for_count(
+        self, session_id: str, known: int, timeout: float, count: Callable[[], Awaitable[int]]
+    ) -> int:
+        """`Store.wait_for_events` over `count()`: the session's event count once above `known`, else `known`."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            # Register before reading, so a commit between the read and the wait still wakes us.
+            future = self.add(session_id)
+            try:
+                current = await count()
+                if current > known:
+                    return current
+                if not await self.wait(future, deadline - loop.time()):
+                    return known
+            finally:
+                self.discard(session_id, future)
 
     async def wait(self, future: asyncio.Future[None], timeout: float) -> bool:
         """Wait for a registered future; False when `timeout` seconds passed first."""
@@ -291,18 +309,7 @@ class MemoryStore(Store):
         return 0 if session is None else len(session.events)
 
     async def wait_for_events(self, session_id: str, known: int, timeout: float) -> int:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            count = await self.event_count(session_id)
-            if count > known:
-                return count
-            future = self._waiters.add(session_id)
-            try:
-                if not await self._waiters.wait(future, deadline - loop.time()):
-                    return known
-            finally:
-                self._waiters.discard(session_id, future)
+        return await self._waiters.wait_for_count(session_id, known, timeout, lambda: self.event_count(session_id))
 
     async def load_checkpoint(self, session_id: str) -> str | None:
         self._check_open()

@@ -10,7 +10,6 @@ any process commits events (and at once, without the round trip, when this proce
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -303,19 +302,7 @@ class PostgresStore(Store):
         return int(rows[0][0])
 
     async def wait_for_events(self, session_id: str, known: int, timeout: float) -> int:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            # Register before reading, so a commit between the read and the wait still wakes us.
-            future = self._waiters.add(session_id)
-            try:
-                count = await self.event_count(session_id)
-                if count > known:
-                    return count
-                if not await self._waiters.wait(future, deadline - loop.time()):
-                    return known
-            finally:
-                self._waiters.discard(session_id, future)
+        return await self._waiters.wait_for_count(session_id, known, timeout, lambda: self.event_count(session_id))
 
     async def load_checkpoint(self, session_id: str) -> str | None:
         rows = await self._rows("SELECT state FROM checkpoints WHERE session_id = %s", session_id)

@@ -232,19 +232,7 @@ class SqliteStore(Store):
         return await self._read(ops.event_count, session_id)
 
     async def wait_for_events(self, session_id: str, known: int, timeout: float) -> int:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            # Register before reading, so a commit between the read and the wait still wakes us.
-            future = self._waiters.add(session_id)
-            try:
-                count = await self.event_count(session_id)
-                if count > known:
-                    return count
-                if not await self._waiters.wait(future, deadline - loop.time()):
-                    return known
-            finally:
-                self._waiters.discard(session_id, future)
+        return await self._waiters.wait_for_count(session_id, known, timeout, lambda: self.event_count(session_id))
 
     async def load_checkpoint(self, session_id: str) -> str | None:
         return await self._read(ops.load_checkpoint, session_id)
