@@ -60,7 +60,7 @@ from typing import Any, Literal
 
 from eve_runtime.channel_auth import AuthError, AuthFn, Principal, allow_anonymous, bearer_token, local_dev
 from eve_runtime.errors import DefinitionError
-from eve_runtime.events import EVENT_TYPES
+from eve_runtime.hooks import check_event_handlers
 
 __all__ = [
     "DELETE",
@@ -275,15 +275,7 @@ def define_channel(
             raise DefinitionError(f"define_channel(): two routes answer {route.method} {route.path}", field="routes")
         seen.add(key)
     handlers = dict(events or {})
-    for name, handler in handlers.items():
-        if name != "*" and name not in EVENT_TYPES:
-            raise DefinitionError(
-                f"define_channel(): unknown event type {name!r}; use a stream event type such as "
-                "'message.completed', or '*'",
-                field="events",
-            )
-        if not callable(handler):
-            raise DefinitionError(f"define_channel(): the handler for {name!r} is not callable", field="events")
+    check_event_handlers("define_channel", handlers)
     if turn_policy not in ("steer", "queue"):
         raise DefinitionError("define_channel(): 'turn_policy' must be 'steer' or 'queue'", field="turn_policy")
     if state is not None and not callable(state):

@@ -17,7 +17,7 @@ from eve_runtime.context import ParentInfo, Predecessor
 from eve_runtime.errors import DefinitionError
 from eve_runtime.events import EVENT_TYPES
 
-__all__ = ["Hook", "HookChannel", "HookContext", "HookSession", "define_hook"]
+__all__ = ["Hook", "HookChannel", "HookContext", "HookSession", "check_event_handlers", "define_hook"]
 
 HookHandler = Callable[..., Any]
 
@@ -86,12 +86,21 @@ def define_hook(events: Mapping[str, HookHandler]) -> Hook:
         raise DefinitionError(
             "define_hook(): 'events' must be a non-empty mapping of event type to handler", field="events"
         )
-    for name, handler in events.items():
+    check_event_handlers("define_hook", events)
+    return Hook(events=dict(events))
+
+
+def check_event_handlers(caller: str, handlers: Mapping[str, Any]) -> None:
+    """Refuse handlers keyed by anything but a stream event type (or `*`), or that are not callable.
+
+    Raises:
+        DefinitionError: Naming `caller` (`define_hook`, `define_channel`) and the bad entry.
+    """
+    for name, handler in handlers.items():
         if name != "*" and name not in EVENT_TYPES:
             raise DefinitionError(
-                f"define_hook(): unknown event type {name!r}; use a stream event type such as 'turn.completed', or '*'",
+                f"{caller}(): unknown event type {name!r}; use a stream event type such as 'turn.completed', or '*'",
                 field="events",
             )
         if not callable(handler):
-            raise DefinitionError(f"define_hook(): the handler for {name!r} is not callable", field="events")
-    return Hook(events=dict(events))
+            raise DefinitionError(f"{caller}(): the handler for {name!r} is not callable", field="events")
