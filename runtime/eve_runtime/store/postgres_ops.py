@@ -34,7 +34,13 @@ from eve_runtime.store.postgres_schema import (
     encode,
     lock_key,
 )
-from eve_runtime.store.rows import DELIVERY_COLUMNS, SESSION_COLUMNS, delivery_from_row, session_from_row
+from eve_runtime.store.rows import (
+    DELIVERY_COLUMNS,
+    SESSION_COLUMNS,
+    delivery_from_row,
+    session_from_row,
+    session_values,
+)
 
 __all__ = [
     "SESSION_COLUMNS",
@@ -95,16 +101,7 @@ async def _create(
         conn,
         f"INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
         "ON CONFLICT (id) DO NOTHING RETURNING 1",
-        (
-            record.id,
-            record.agent,
-            record.created_at,
-            record.eve_version,
-            record.status,
-            record.deadline,
-            operation,
-            record.deployment,
-        ),
+        session_values(record, operation),
     )
     if row is None:
         raise StoreError(f"A session with id {record.id!r} already exists.")

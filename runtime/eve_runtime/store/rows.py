@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from eve_runtime.store.base import DeliveryKind, DeliveryRecord, SessionRecord, SessionStatus
 
-__all__ = ["DELIVERY_COLUMNS", "SESSION_COLUMNS", "delivery_from_row", "session_from_row", "text_of"]
+__all__ = ["DELIVERY_COLUMNS", "SESSION_COLUMNS", "delivery_from_row", "session_from_row", "session_values", "text_of"]
 
 SESSION_COLUMNS = "id, agent, created_at, eve_version, status, deadline, operation_id, deployment"
 DELIVERY_COLUMNS = "id, session_id, seq, kind, payload, idempotency_key, created_at, consumed"
@@ -33,6 +33,20 @@ def session_from_row(row: tuple[Any, ...]) -> SessionRecord:
         deadline=row[5],
         operation_id=None if row[6] is None else text_of(row[6]),
         deployment=row[7],
+    )
+
+
+def session_values(record: SessionRecord, operation: object) -> tuple[Any, ...]:
+    """A record as the values of `SESSION_COLUMNS`, with its operation id already encoded as `operation`."""
+    return (
+        record.id,
+        record.agent,
+        record.created_at,
+        record.eve_version,
+        record.status,
+        record.deadline,
+        operation,
+        record.deployment,
     )
 
 

@@ -27,7 +27,13 @@ from eve_runtime.store.base import (
     StoreError,
 )
 from eve_runtime.store.memory import check_events, encode_payload
-from eve_runtime.store.rows import DELIVERY_COLUMNS, SESSION_COLUMNS, delivery_from_row, session_from_row
+from eve_runtime.store.rows import (
+    DELIVERY_COLUMNS,
+    SESSION_COLUMNS,
+    delivery_from_row,
+    session_from_row,
+    session_values,
+)
 from eve_runtime.store.sqlite_schema import from_text, to_text
 
 __all__ = [
@@ -135,16 +141,7 @@ def create_session(
     payload = None if first is None else encode_payload(first.payload)
     conn.execute(
         f"INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            record.id,
-            record.agent,
-            record.created_at,
-            record.eve_version,
-            record.status,
-            record.deadline,
-            operation,
-            record.deployment,
-        ),
+        session_values(record, operation),
     )
     if operation is not None:
         conn.execute("INSERT INTO operations (operation_id, session_id) VALUES (?, ?)", (operation, record.id))
