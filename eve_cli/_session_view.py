@@ -13,7 +13,7 @@ from rich.table import Table
 if TYPE_CHECKING:
     from eve_runtime.client import Conversation, InputRequest, ToolCall, Usage
 
-__all__ = ["render_conversation", "render_pending", "render_session_list", "usage_line"]
+__all__ = ["one_line", "render_conversation", "render_pending", "render_session_list", "usage_line"]
 
 STATUS_STYLE = {
     "active": "green",
@@ -31,11 +31,11 @@ CALL_STYLE = {"completed": "green", "failed": "red", "rejected": "yellow"}
 _LIMIT = 300
 
 
-def _compact(value: Any) -> str:
-    """A value as one line of JSON (strings as they are), cut at a few hundred characters."""
+def one_line(value: Any, limit: int = _LIMIT) -> str:
+    """A value as one line (JSON for data, strings as they are, whitespace folded), cut at `limit` characters."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     text = " ".join(text.split())
-    return text if len(text) <= _LIMIT else text[: _LIMIT - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def render_session_list(sessions: Sequence[dict[str, Any]], console: Console) -> None:
@@ -66,14 +66,14 @@ def usage_line(usage: Usage) -> str:
 
 def _call_text(call: ToolCall) -> str:
     arguments = call.input if call.input is not None else call.input_text
-    text = f"[bold]{escape(call.name)}[/] {escape(_compact(arguments))}"
+    text = f"[bold]{escape(call.name)}[/] {escape(one_line(arguments))}"
     if call.approval is not None:
         text += f" [yellow](approval: {escape(call.approval)})[/]"
     if call.state in CALL_STYLE:
         result = call.error.get("message") if call.error else call.output
-        text += f"\n[{CALL_STYLE[call.state]}]{call.state}[/] {escape(_compact(result))}"
+        text += f"\n[{CALL_STYLE[call.state]}]{call.state}[/] {escape(one_line(result))}"
     elif call.state == "output-partial":
-        text += f"\n[cyan]running[/] {escape(_compact(call.partial))}"
+        text += f"\n[cyan]running[/] {escape(one_line(call.partial))}"
     elif call.task_id is None:
         text += "\n[dim]no result yet[/]"
     if call.task_id is not None:
@@ -114,7 +114,7 @@ def render_conversation(session_id: str, conversation: Conversation, console: Co
             style = "dim" if item.narration else "white"
             timeline.add_row("[green]agent[/]", f"[{style}]{escape(item.text)}[/]{note}")
         elif isinstance(item, Reasoning):
-            timeline.add_row("[dim]thinking[/]", f"[dim italic]{escape(_compact(item.text))}[/]")
+            timeline.add_row("[dim]thinking[/]", f"[dim italic]{escape(one_line(item.text))}[/]")
         else:
             timeline.add_row("[magenta]tool[/]", _call_text(item))
     console.print(timeline)

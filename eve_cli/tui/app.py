@@ -19,8 +19,9 @@ from typing import Any
 
 from rich.markup import escape
 
+from eve_cli._session_view import one_line
 from eve_cli.tui.answers import answer_for, answer_hint
-from eve_cli.tui.feed import Feed, one_line
+from eve_cli.tui.feed import Feed
 from eve_cli.tui.screen import Screen
 from eve_runtime.client import AsyncEveClient, ClientError, Conversation
 

@@ -10,28 +10,21 @@ are collapsed to one line each, with their results.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
+from eve_cli._session_view import one_line
+
 if TYPE_CHECKING:
     from eve_runtime.client import Conversation, Event, InputRequest
 
-__all__ = ["Feed", "one_line", "request_lines"]
+__all__ = ["Feed", "request_lines"]
 
-_WIDTH = 160
 _REPLY_MARK = "[green]●[/] "
 _INDENT = "  "
-
-
-def one_line(value: Any, limit: int = _WIDTH) -> str:
-    """A value as one line (JSON for data, whitespace folded), cut at `limit` characters."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def request_lines(request: InputRequest) -> list[str]:
@@ -41,7 +34,7 @@ def request_lines(request: InputRequest) -> list[str]:
     lines = [f"[yellow bold]?[/] [bold]{escape(prompt)}[/]{relayed}"]
     action = request.raw.get("action")
     if isinstance(action, dict) and action.get("toolName"):
-        arguments = one_line(action.get("input") or {})
+        arguments = one_line(action.get("input") or {}, 160)
         lines.append(f"{_INDENT}[magenta]{escape(str(action['toolName']))}[/] [dim]{escape(arguments)}[/]")
     if request.options:
         choices = "  ".join(
