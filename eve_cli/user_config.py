@@ -17,21 +17,8 @@ from typing import Any
 
 __all__ = ["apply_provider_keys", "config_path", "key_variable", "load_config", "save_provider_key"]
 
-_KEY_VARIABLES = {
-    "anthropic": "ANTHROPIC_API_KEY",
-    "azure": "AZURE_API_KEY",
-    "cohere": "COHERE_API_KEY",
-    "deepseek": "DEEPSEEK_API_KEY",
-    "fireworks_ai": "FIREWORKS_AI_API_KEY",
-    "gemini": "GEMINI_API_KEY",
-    "groq": "GROQ_API_KEY",
-    "mistral": "MISTRAL_API_KEY",
-    "openai": "OPENAI_API_KEY",
-    "openrouter": "OPENROUTER_API_KEY",
-    "perplexity": "PERPLEXITYAI_API_KEY",
-    "together_ai": "TOGETHERAI_API_KEY",
-    "xai": "XAI_API_KEY",
-}
+_KEY_VARIABLES_UNLIKE_THEIR_PROVIDER = {"perplexity": "PERPLEXITYAI_API_KEY", "together_ai": "TOGETHERAI_API_KEY"}
+"""Where litellm's variable is not `<PROVIDER>_API_KEY`."""
 
 
 def config_path() -> Path:
@@ -43,7 +30,12 @@ def config_path() -> Path:
 
 def key_variable(provider: str) -> str:
     """The environment variable litellm reads a provider's key from (`openai` -> `OPENAI_API_KEY`)."""
-    return _KEY_VARIABLES.get(provider, provider.upper().replace("-", "_") + "_API_KEY")
+    from eve_runtime.models.providers import PROVIDER_DEFAULTS
+
+    for entry in PROVIDER_DEFAULTS:
+        if entry.model_id.split("/", 1)[0] == provider:
+            return entry.env_var
+    return _KEY_VARIABLES_UNLIKE_THEIR_PROVIDER.get(provider, provider.upper().replace("-", "_") + "_API_KEY")
 
 
 def load_config(path: Path | None = None) -> dict[str, Any]:
