@@ -12,6 +12,9 @@ delivery another process accepts meanwhile wakes an actor here. Then the lease i
 the inbox read once more, so a delivery accepted elsewhere while the lease was held (whose
 process could not acquire the session) is never stranded.
 
+A process whose actor could not acquire a session (another one held it) looks at its inbox again
+a lease's time later, so a delivery it accepted is run even when that owner stopped meanwhile.
+
 A process that dies holding leases leaves them to expire: every process looks for such orphaned
 sessions every half lease and takes them over (acquiring bumps the fencing token; the new
 owner's actor recovers the interrupted turn as after any crash).
@@ -103,6 +106,7 @@ class Ownership:
             if fence is None:
                 self._leases.pop(session_id, None)
                 actor.closing = True  # the owner runs the session; it is told of deliveries by the store
+                self._background(self._look_again(session_id))
                 return
             lease = self._leases[session_id] = _Lease(fence, time.monotonic())
         actor.emitter.fence = lease.fence
@@ -246,6 +250,16 @@ class Ownership:
                 actor.push(delivery)
         elif pending:
             await self._wake(session_id)
+
+    async def _look_again(self, session_id: str) -> None:
+        """After a lease's time, take on deliveries still waiting for a session another process held.
+
+        The owner is told of them through the store, but an owner that stops at that moment releases
+        the lease without running them: without this second look they would wait for the next start.
+        """
+        await asyncio.sleep(self.ttl)
+        if self.runtime.actor(session_id) is None and session_id not in self._leases:
+            await self._refresh(session_id)
 
     async def _wake(self, session_id: str) -> None:
         try:
