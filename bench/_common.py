@@ -26,10 +26,10 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from eve_runtime.compiler import CompiledApp, compile_app
 from eve_runtime.models.base import Model
-from eve_runtime.runtime import Runtime, RuntimeOptions
-from eve_runtime.runtime_agent import RuntimeAgent
+from eve_runtime.project.compiler import CompiledApp, compile_app
+from eve_runtime.project.runtime_agent import RuntimeAgent
+from eve_runtime.sessions.runtime import Runtime, RuntimeOptions
 from eve_runtime.store.base import Commit
 from eve_runtime.store.sqlite import SqliteStore
 

@@ -33,9 +33,9 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import local_world, median, verdict
+from eve_runtime.checkpoint import SessionState
 from eve_runtime.messages import MessageAdapter
 from eve_runtime.models.test_model import count_words
-from eve_runtime.session_state import SessionState
 from eve_runtime.store.base import Store
 
 TARGET_RATIO = 1.5

@@ -35,7 +35,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import BOUNDARIES, TOOL_TURN, compile_template, median, percentile, scratch_dir, verdict
-from eve_runtime.runtime import Runtime, RuntimeOptions
+from eve_runtime.sessions.runtime import Runtime, RuntimeOptions
 from eve_runtime.store.base import Commit
 
 TARGET_RATIO = 3.0

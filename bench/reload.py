@@ -19,8 +19,8 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import local_world, median, percentile, verdict
-from eve_runtime.compiler import compile_app
-from eve_runtime.reloader import Reloader
+from eve_runtime.project.compiler import compile_app
+from eve_runtime.serving.reloader import Reloader
 
 TARGET_MS = 300.0
 TOOL = '''def get_weather(city: str) -> dict[str, str | int]:

@@ -29,12 +29,12 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import local_world, median, verdict
+from eve_runtime.events.wire import event_line, now_iso
 from eve_runtime.ids import new_event_id
-from eve_runtime.serve import run_app
-from eve_runtime.server import create_app
-from eve_runtime.server_auth import BearerTokenAuth
+from eve_runtime.server.app import create_app
+from eve_runtime.server.auth import BearerTokenAuth
+from eve_runtime.serving.serve import run_app
 from eve_runtime.store.base import Commit, EventRow
-from eve_runtime.wire import event_line, now_iso
 
 TOKEN = "bench-token"
 TARGET_RATIO = 0.5

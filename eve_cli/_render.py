@@ -11,8 +11,8 @@ from rich.table import Table
 from eve_cli._console import print_diagnostics
 
 if TYPE_CHECKING:
-    from eve_runtime.compiler import CompiledApp
-    from eve_runtime.manifest import AgentManifest, ChannelManifest
+    from eve_runtime.project.compiler import CompiledApp
+    from eve_runtime.project.manifest import AgentManifest, ChannelManifest
 
 __all__ = ["render_info"]
 

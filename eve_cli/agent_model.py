@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from eve_runtime.model_ids import model_id_problem
+from eve_runtime.models.ids import model_id_problem
 
 __all__ = ["ModelChangeError", "current_model", "set_model"]
 

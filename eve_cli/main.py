@@ -57,7 +57,7 @@ def root(
     if ctx.invoked_subcommand is not None:
         return
     from eve_runtime.errors import ProjectNotFoundError
-    from eve_runtime.project import find_app_root
+    from eve_runtime.project.paths import find_app_root
 
     try:
         find_app_root()

@@ -8,8 +8,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from eve_runtime.compiler import CompiledApp, compile_app
 from eve_runtime.diagnostics import Diagnostic
+from eve_runtime.project.compiler import CompiledApp, compile_app
 
 __all__ = [
     "AGENT_PY",

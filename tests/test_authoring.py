@@ -29,12 +29,12 @@ from eve_runtime import (
     disable_tool,
     tool,
 )
-from eve_runtime.config import DEFAULT_SESSION_TIMEOUT_MS
-from eve_runtime.frontmatter import FrontmatterError, parse_markdown
+from eve_runtime.authoring.config import DEFAULT_SESSION_TIMEOUT_MS
+from eve_runtime.authoring.schedules import cron_problem
+from eve_runtime.authoring.skills import describe_markdown
+from eve_runtime.authoring.tools import tool_options
 from eve_runtime.models.base import ModelEvent, ModelRequest
-from eve_runtime.schedules import cron_problem
-from eve_runtime.skills import describe_markdown
-from eve_runtime.tools import tool_options
+from eve_runtime.project.frontmatter import FrontmatterError, parse_markdown
 
 
 def handler(*args: Any) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from eve_runtime import DefinitionError
-from eve_runtime.channels import (
+from eve_runtime.authoring.channels import (
     GET,
     POST,
     Principal,
@@ -68,7 +68,7 @@ class _Request:
 
 
 def test_bearer_token_skips_without_a_bearer_and_refuses_a_wrong_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    from eve_runtime.channels import AuthError
+    from eve_runtime.authoring.channels import AuthError
 
     check = bearer_token()
     monkeypatch.delenv("EVE_AUTH_TOKEN", raising=False)

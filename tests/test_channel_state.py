@@ -1,4 +1,4 @@
-"""`eve_runtime.channel_state`: seeding, updates under the session's lock, isolation of failures."""
+"""`eve_runtime.engine.channel_state`: seeding, updates under the session's lock, isolation of failures."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from eve_runtime.channel_state import ChannelSnapshot, ChannelStates, run_deliver, seed
-from eve_runtime.channels import define_channel
+from eve_runtime.authoring.channels import define_channel
+from eve_runtime.engine.channel_state import ChannelSnapshot, ChannelStates, run_deliver, seed
 from eve_runtime.store import MemoryStore, NewDelivery, SessionRecord
 
 pytestmark = pytest.mark.anyio

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from eve_runtime.compiler import CompiledApp, compile_app
 from eve_runtime.diagnostics import Diagnostic
-from eve_runtime.manifest import AgentManifest, FrameworkStatus
+from eve_runtime.project.compiler import CompiledApp, compile_app
+from eve_runtime.project.manifest import AgentManifest, FrameworkStatus
 from tests.helpers import (
     INSTRUCTIONS_MD,
     MINIMAL_APP,

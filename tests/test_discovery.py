@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from eve_runtime.discovery import discover
-from eve_runtime.sources import AgentSources, SourceGraph
+from eve_runtime.project.discovery import discover
+from eve_runtime.project.sources import AgentSources, SourceGraph
 from tests.helpers import AGENT_PY, INSTRUCTIONS_MD, MINIMAL_APP, app_modules, codes, find, only, write_app
 
 SUBAGENT_PY = """\

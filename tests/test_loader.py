@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 
 from eve_runtime.diagnostics import Diagnostic
-from eve_runtime.loader import ModuleLoader
+from eve_runtime.project.loader import ModuleLoader
 from tests.helpers import app_modules, write_app
 
 LoaderFactory = Callable[[Path], ModuleLoader]

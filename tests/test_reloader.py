@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from eve_runtime.compiler import compile_app
-from eve_runtime.reloader import Reloader, live_generations
+from eve_runtime.project.compiler import compile_app
+from eve_runtime.serving.reloader import Reloader, live_generations
 from tests.engine.harness import BASE_FILES, Harness, fast_options, last_reply, of_type
 from tests.helpers import write_app
 
@@ -162,7 +162,7 @@ def test_only_agent_files_and_env_files_are_watched(tmp_path: Path) -> None:
 
 
 def test_reloading_env_files_updates_what_they_set_and_never_the_real_environment(tmp_path: Path) -> None:
-    from eve_runtime.project import load_env_files
+    from eve_runtime.project.paths import load_env_files
 
     environ = {"REAL": "from the shell"}
     (tmp_path / ".env").write_text("A=1\nB=2\nREAL=from the file\n")

@@ -15,9 +15,9 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
-from eve_runtime.context import ToolContext
+from eve_runtime.authoring.context import ToolContext
+from eve_runtime.authoring.schema import FunctionSchema, ToolInputError, function_schema
 from eve_runtime.errors import DefinitionError
-from eve_runtime.schema import FunctionSchema, ToolInputError, function_schema
 
 # --- types used by the tools below (module level, so string annotations resolve) ---
 
@@ -375,7 +375,7 @@ def test_string_annotations_resolve_against_the_user_module(tmp_path: Path) -> N
         from dataclasses import dataclass
         from typing import Annotated, Literal
 
-        from eve_runtime.context import ToolContext
+        from eve_runtime.authoring.context import ToolContext
 
 
         @dataclass

@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING
 from eve_cli._console import fail
 
 if TYPE_CHECKING:
-    from eve_runtime.compiler import CompiledApp
+    from eve_runtime.project.compiler import CompiledApp
 
 
 def compile_current_app(start: Path | None = None) -> CompiledApp:
     """Find the app from the working folder upwards, load its .env files, and compile it."""
-    from eve_runtime.compiler import compile_app
     from eve_runtime.errors import ProjectNotFoundError
-    from eve_runtime.project import find_app_root, load_env_files
+    from eve_runtime.project.compiler import compile_app
+    from eve_runtime.project.paths import find_app_root, load_env_files
 
     try:
         app_root = find_app_root(start)

@@ -44,9 +44,9 @@ class Target:
 
 def resolve_target(url: str | None, token: str | None) -> Target:
     """The server: `--url` (with `--token` or $EVE_AUTH_TOKEN), else the app's running `eve dev`."""
-    from eve_runtime.dev_server import STATE_FILE, read_record
     from eve_runtime.errors import ProjectNotFoundError
-    from eve_runtime.project import find_app_root, load_env_files
+    from eve_runtime.project.paths import find_app_root, load_env_files
+    from eve_runtime.serving.dev_server import STATE_FILE, read_record
 
     try:
         app_root = find_app_root()

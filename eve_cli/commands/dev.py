@@ -22,7 +22,7 @@ __all__ = ["dev"]
 
 
 def _record(app_root: Path, line: str) -> None:
-    from eve_runtime.dev_server import write_record
+    from eve_runtime.serving.dev_server import write_record
 
     write_record(app_root, line.removeprefix("eve listening on ").strip())
 
@@ -55,7 +55,7 @@ def dev(
 ) -> None:
     """Serve the agent for development with a terminal UI: requests from this machine only, reloaded on every save."""
     from eve_cli.user_config import apply_provider_keys
-    from eve_runtime.dev_server import clear_record, running_server
+    from eve_runtime.serving.dev_server import clear_record, running_server
 
     app_root = app_root_or_fail()
     with_ui = not no_ui and sys.stdin.isatty() and sys.stdout.isatty()

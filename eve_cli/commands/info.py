@@ -18,7 +18,7 @@ def info(
     as_json: Annotated[bool, typer.Option("--json", help="Print the agent-info document (version 6) as JSON.")] = False,
 ) -> None:
     """Show the agent: model, instructions, tools, skills, subagents, routes and diagnostics."""
-    from eve_runtime.info import cli_info
+    from eve_runtime.project.info import cli_info
 
     compiled = compile_current_app()
     if as_json:

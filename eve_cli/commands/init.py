@@ -24,7 +24,7 @@ def _app_name(target: Path) -> str:
 
 
 def _checked(model: str) -> str:
-    from eve_runtime.model_ids import model_id_problem
+    from eve_runtime.models.ids import model_id_problem
 
     problem = model_id_problem(model)
     if problem is not None:

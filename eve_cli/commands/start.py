@@ -56,7 +56,7 @@ def _world(given: str | None) -> str:
 def app_root_or_fail() -> Path:
     """The app around the current directory (its `.env` files loaded), or a clear exit 1."""
     from eve_runtime.errors import ProjectNotFoundError
-    from eve_runtime.project import find_app_root, load_env_files
+    from eve_runtime.project.paths import find_app_root, load_env_files
 
     try:
         app_root: Path = find_app_root()
@@ -82,7 +82,7 @@ def run_server(
 ) -> None:
     """Find the app, load its .env files, resolve the defaults and serve until stopped (shared with `eve dev`)."""
     from eve_runtime.errors import CompileError
-    from eve_runtime.serve import ServeError, serve
+    from eve_runtime.serving.serve import ServeError, serve
 
     app_root = app_root_or_fail()
     resolved_port = _port(port, default_port)

@@ -9,20 +9,20 @@ from eve_runtime import define_agent, tool
 
 from __future__ import annotations
 
+from eve_runtime import sessions
 from eve_runtime._version import __version__
-from eve_runtime.channels import Channel, define_channel
-from eve_runtime.config import AgentConfig, define_agent
-from eve_runtime.context import ToolContext
-from eve_runtime.dynamic import DynamicResolver, define_dynamic
+from eve_runtime.authoring.channels import Channel, define_channel
+from eve_runtime.authoring.config import AgentConfig, define_agent
+from eve_runtime.authoring.context import ToolContext
+from eve_runtime.authoring.dynamic import DynamicResolver, define_dynamic
+from eve_runtime.authoring.hooks import Hook, HookContext, define_hook
+from eve_runtime.authoring.instructions import Instructions, define_instructions
+from eve_runtime.authoring.schedules import Schedule, define_schedule
+from eve_runtime.authoring.skills import Skill, define_skill
+from eve_runtime.authoring.state import StateError, StateHandle, define_state
+from eve_runtime.authoring.tools import DisabledTool, ToolOptions, disable_tool, tool
 from eve_runtime.errors import CompileError, DefinitionError, EveError, UserError
-from eve_runtime.hooks import Hook, HookContext, define_hook
-from eve_runtime.instructions import Instructions, define_instructions
-from eve_runtime.schedules import Schedule, define_schedule
-from eve_runtime.session_reader import sessions
-from eve_runtime.skills import Skill, define_skill
-from eve_runtime.state import StateError, StateHandle, define_state
-from eve_runtime.tools import DisabledTool, ToolOptions, disable_tool, tool
-from eve_runtime.transcript import TranscriptMessage, transcript_of
+from eve_runtime.events.transcript import TranscriptMessage, transcript_of
 
 __all__ = [
     "AgentConfig",

@@ -15,8 +15,8 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from eve_runtime.context import ToolContext, option_id
-from eve_runtime.tools import tool
+from eve_runtime.authoring.context import ToolContext, option_id
+from eve_runtime.authoring.tools import tool
 
 __all__ = ["ask_question", "sleep"]
 

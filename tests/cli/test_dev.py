@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from eve_runtime.dev_server import STATE_FILE, read_record
+from eve_runtime.serving.dev_server import STATE_FILE, read_record
 from tests.cli.test_serve import _eve, serving
 from tests.server.support import scaffold_app
 

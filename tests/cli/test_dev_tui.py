@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from eve_runtime.dev_server import read_record
+from eve_runtime.serving.dev_server import read_record
 from tests.cli.pty_session import PtySession
 from tests.cli.test_dev import TOOL
 

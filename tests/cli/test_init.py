@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from eve_cli.main import app
-from eve_runtime.compiler import compile_app
+from eve_runtime.project.compiler import compile_app
 
 TEMPLATE_FILES = {
     "agent/agent.py",

@@ -75,8 +75,8 @@ def test_help_and_info_never_import_litellm(tmp_path: Path) -> None:
         agent.write_text(agent.read_text().replace("{{model}}", "test"))
     help_modules = _imported_modules(["--help"], tmp_path)
     info_modules = _imported_modules(["info"], tmp_path / "app")
-    assert "typer" in help_modules and "eve_runtime.compiler" in info_modules
+    assert "typer" in help_modules and "eve_runtime.project.compiler" in info_modules
     for modules in (help_modules, info_modules):
         assert not [m for m in modules if m == "litellm" or m.startswith("litellm.")]
-    assert "eve_runtime.compiler" not in help_modules  # help stays light: commands import lazily
+    assert "eve_runtime.project.compiler" not in help_modules  # help stays light: commands import lazily
     assert not {"httpx", "eve_runtime.client", "prompt_toolkit", "eve_cli.tui"} & help_modules  # client and UI too

@@ -244,7 +244,7 @@ def test_outside_an_app_exits_1(tmp_path: Path, runner: CliRunner) -> None:
 
 
 def test_a_busy_port_is_a_clear_error() -> None:
-    from eve_runtime.serve import ServeError, _bind
+    from eve_runtime.serving.serve import ServeError, _bind
 
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
@@ -255,7 +255,7 @@ def test_a_busy_port_is_a_clear_error() -> None:
 
 
 def test_listening_line() -> None:
-    from eve_runtime.serve import listening_line
+    from eve_runtime.serving.serve import listening_line
 
     assert listening_line("127.0.0.1", 3000) == "eve listening on http://127.0.0.1:3000"
     assert listening_line("::1", 2000) == "eve listening on http://[::1]:2000"

@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from eve_cli.main import app as cli
-from eve_runtime.compiler import compile_app
-from eve_runtime.dev_server import write_record
-from eve_runtime.server_auth import BearerTokenAuth
+from eve_runtime.project.compiler import compile_app
+from eve_runtime.server.auth import BearerTokenAuth
+from eve_runtime.serving.dev_server import write_record
 from tests.cli.test_serve import Server, _eve, serving
 from tests.server.support import LiveServer, scaffold_app
 
@@ -113,7 +113,7 @@ def test_sessions_list_show_and_stream(app: Path, runner: CliRunner) -> None:
 def test_stream_follows_until_the_session_ends(app: Path, runner: CliRunner) -> None:
     session_id = session_of(eve(runner, "send", "hello"))
     from eve_runtime.client import EveClient
-    from eve_runtime.dev_server import read_record
+    from eve_runtime.serving.dev_server import read_record
 
     record = read_record(app)
     assert record is not None

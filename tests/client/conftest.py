@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from eve_runtime.compiler import CompiledApp, compile_app
-from eve_runtime.server_stream import StreamOptions
+from eve_runtime.project.compiler import CompiledApp, compile_app
+from eve_runtime.server.stream import StreamOptions
 from tests.client.recordings import record_scenarios
 from tests.server.support import LiveServer, scaffold_app
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from eve_runtime.manifest import Manifest
-from eve_runtime.runtime_agent import RuntimeAgent
+from eve_runtime.project.manifest import Manifest
+from eve_runtime.project.runtime_agent import RuntimeAgent
 from tests.server.support import Harness, harness
 
 __all__ = ["ALERT", "record_scenarios"]

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from eve_runtime.client import EveClient, ResponseError, ServerUnreachable
-from eve_runtime.compiler import CompiledApp
-from eve_runtime.server_auth import BearerTokenAuth
+from eve_runtime.project.compiler import CompiledApp
+from eve_runtime.server.auth import BearerTokenAuth
 from tests.client.recordings import ALERT
 from tests.server.support import LiveServer
 

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eve_runtime.compiler import CompiledApp, compile_app
 from eve_runtime.models.base import Model
-from eve_runtime.runtime import Runtime, RuntimeOptions
-from eve_runtime.session_reader import unbind_default
+from eve_runtime.project.compiler import CompiledApp, compile_app
+from eve_runtime.sessions.reader import unbind_default
+from eve_runtime.sessions.runtime import Runtime, RuntimeOptions
 from eve_runtime.store.base import Store
 from eve_runtime.store.memory import MemoryStore
 from tests.helpers import write_app

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from eve_runtime.compaction import SUMMARY_HEADER, estimate_tokens
+from eve_runtime.engine.compaction import SUMMARY_HEADER, estimate_tokens
 from eve_runtime.messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 from eve_runtime.models import TestModel
 from eve_runtime.models.base import ModelEvent, ModelRequest

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from eve_runtime.session_state import SessionState
+from eve_runtime.checkpoint import SessionState
 from tests.engine import hook_ledger
 from tests.engine.harness import make_harness, of_type
 from tests.engine.test_turn_inputs import Recording, contents

@@ -1,4 +1,4 @@
-"""Deployment handoff inside one process: `eve dev` generations (see `eve_runtime.handoff`).
+"""Deployment handoff inside one process: `eve dev` generations (see `eve_runtime.engine.handoff`).
 
 An idle session moves to the newest build on its next delivery; a session with a running turn,
 a pending prompt, queued messages or working tasks finishes that work on its build first.
@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from eve_runtime.compiler import compile_app
-from eve_runtime.handoff import hand_off
+from eve_runtime.engine.handoff import hand_off
 from eve_runtime.models import TestModel
 from eve_runtime.models.base import ModelRequest
-from eve_runtime.reloader import Reloader
+from eve_runtime.project.compiler import compile_app
+from eve_runtime.serving.reloader import Reloader
 from eve_runtime.store.memory import MemoryStore
 from tests.engine.harness import Event, Harness, fast_options, of_type, types
 from tests.engine.test_workflow_tools import Clock
@@ -287,7 +287,7 @@ async def test_a_message_arriving_during_the_handoff_is_handled_once_after_it(
         await gate.wait()
         await hand_off(actor, root)
 
-    monkeypatch.setattr("eve_runtime.handoff.hand_off", slow_hand_off)
+    monkeypatch.setattr("eve_runtime.engine.handoff.hand_off", slow_hand_off)
     await b.h.send(sid, "/call version {}")
     await asyncio.wait_for(moving.wait(), 5)
     payload = {"message": "during", "turnPolicy": "queue"}

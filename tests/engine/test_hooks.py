@@ -255,7 +255,7 @@ async def test_subagent_hooks_fire_only_in_the_subagent_and_parent_hooks_only_in
 CHANNELLED = {
     **ORDERED,
     "agent/channels/web.py": """
-from eve_runtime.channels import define_channel
+from eve_runtime.authoring.channels import define_channel
 from tests.engine.hook_ledger import LEDGER
 
 

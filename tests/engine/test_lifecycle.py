@@ -141,8 +141,8 @@ async def test_a_parked_session_holds_no_task(harness: Harness) -> None:
 async def test_sessions_of_an_earlier_dev_run_stay_dormant_until_resumed(tmp_path: Path) -> None:
     import time
 
-    from eve_runtime.availability import SessionDormant
-    from eve_runtime.runtime import Runtime
+    from eve_runtime.sessions.availability import SessionDormant
+    from eve_runtime.sessions.runtime import Runtime
 
     h = await make_harness(tmp_path)
     parked = await h.create('/call get_weather {"city": "Paris"}')
@@ -176,7 +176,7 @@ async def test_sessions_of_an_earlier_dev_run_stay_dormant_until_resumed(tmp_pat
 async def test_a_stranded_session_is_never_run(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     import dataclasses
 
-    from eve_runtime.availability import SessionStranded
+    from eve_runtime.sessions.availability import SessionStranded
     from eve_runtime.store.base import NewDelivery
 
     h = await make_harness(tmp_path)

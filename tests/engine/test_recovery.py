@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from eve_runtime.checkpoint import SessionState
+from eve_runtime.engine.recovery import ABANDONED_TEXT
 from eve_runtime.messages import Message, ToolCall, ToolMessage
 from eve_runtime.models import FunctionInfo, FunctionModel
-from eve_runtime.recovery import ABANDONED_TEXT
-from eve_runtime.session_state import SessionState
 from eve_runtime.store.base import NewDelivery
 from tests.engine.harness import Harness, fast_options, last_reply, make_harness, of_type, types
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from eve_runtime.compiler import compile_app
+from eve_runtime.project.compiler import compile_app
 from eve_runtime.store.sqlite import open_local_store
 from tests.engine.harness import Harness, fast_options, of_type, types
 from tests.engine.test_handoff import build, outputs, parked

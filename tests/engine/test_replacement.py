@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from eve_runtime.availability import SessionStranded
-from eve_runtime.context import Predecessor
-from eve_runtime.emitter import Emitter
+from eve_runtime.authoring.context import Predecessor
+from eve_runtime.engine.emitter import Emitter
+from eve_runtime.events.transcript import transcript_of
+from eve_runtime.sessions.availability import SessionStranded
 from eve_runtime.store.sqlite import SqliteStore
-from eve_runtime.transcript import transcript_of
 from tests.engine import hook_ledger
 from tests.engine.harness import Harness, make_harness, of_type
 from tests.engine.test_turn_inputs import Recording, contents

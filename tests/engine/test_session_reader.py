@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from eve_runtime import sessions
-from eve_runtime.session_reader import UnknownSession
+from eve_runtime.sessions.reader import UnknownSession
 from tests.engine.harness import Harness, last_reply, make_harness
 
 pytestmark = pytest.mark.anyio

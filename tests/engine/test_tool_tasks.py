@@ -175,7 +175,7 @@ async def test_a_served_tool_schema_offers_task_id(tmp_path: Path) -> None:
     h = await make_harness(tmp_path, SERVED)
     await h.stop()
     assert h.app.root is not None
-    from eve_runtime.conversation import tool_definitions
+    from eve_runtime.engine.conversation import tool_definitions
 
     schema = next(t.input_schema for t in tool_definitions(h.app.root, None) if t.name == "tally")
     assert set(schema["properties"]) == {"n", "taskId"}

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from eve_runtime.compiler import CompiledApp, compile_app
-from eve_runtime.manifest import Manifest
-from eve_runtime.runtime_agent import RuntimeAgent
+from eve_runtime.project.compiler import CompiledApp, compile_app
+from eve_runtime.project.manifest import Manifest
+from eve_runtime.project.runtime_agent import RuntimeAgent
 from tests.server.support import Harness, harness, scaffold_app
 
 

@@ -18,13 +18,13 @@ from starlette.testclient import TestClient
 
 from eve_cli._templates import render_template
 from eve_runtime import __version__
-from eve_runtime.manifest import Manifest
-from eve_runtime.runtime import Runtime, RuntimeOptions
-from eve_runtime.runtime_agent import RuntimeAgent
-from eve_runtime.serve import run_app
-from eve_runtime.server import create_app
-from eve_runtime.server_auth import Authenticator, LoopbackAuth
-from eve_runtime.server_stream import StreamOptions
+from eve_runtime.project.manifest import Manifest
+from eve_runtime.project.runtime_agent import RuntimeAgent
+from eve_runtime.server.app import create_app
+from eve_runtime.server.auth import Authenticator, LoopbackAuth
+from eve_runtime.server.stream import StreamOptions
+from eve_runtime.serving.serve import run_app
+from eve_runtime.sessions.runtime import Runtime, RuntimeOptions
 from eve_runtime.store.base import Store
 from eve_runtime.store.memory import MemoryStore
 

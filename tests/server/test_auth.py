@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from eve_runtime.channel_server import run_auth
-from eve_runtime.manifest import Manifest
-from eve_runtime.runtime_agent import RuntimeAgent
-from eve_runtime.server_auth import BearerTokenAuth, LoopbackAuth, is_loopback_host
+from eve_runtime.project.manifest import Manifest
+from eve_runtime.project.runtime_agent import RuntimeAgent
+from eve_runtime.server.auth import BearerTokenAuth, LoopbackAuth, is_loopback_host
+from eve_runtime.server.channels import run_auth
 from tests.server.support import Harness, harness
 
 TOKEN = "s3cret-token-9f8e7d6c5b4a"

@@ -16,10 +16,10 @@ from typing import Any
 import anyio
 import pytest
 
-from eve_runtime.compiler import CompiledApp
-from eve_runtime.runtime import Runtime
-from eve_runtime.server import create_app
-from eve_runtime.server_auth import LoopbackAuth
+from eve_runtime.project.compiler import CompiledApp
+from eve_runtime.server.app import create_app
+from eve_runtime.server.auth import LoopbackAuth
+from eve_runtime.sessions.runtime import Runtime
 from eve_runtime.store.memory import MemoryStore
 from eve_runtime.store.sqlite import SqliteStore
 from tests.server.support import Harness, harness

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from eve_runtime.addresses import AddressContended
-from eve_runtime.channels import MAX_ADDRESS_LENGTH
-from eve_runtime.compiler import CompiledApp, compile_app
+from eve_runtime.authoring.channels import MAX_ADDRESS_LENGTH
+from eve_runtime.project.compiler import CompiledApp, compile_app
+from eve_runtime.sessions.addresses import AddressContended
 from eve_runtime.store.base import AddressLimitReached
 from tests.server.support import Harness, harness, scaffold_app
 
 CHANNEL = """
-from eve_runtime.channels import GET, POST, define_channel
+from eve_runtime.authoring.channels import GET, POST, define_channel
 
 
 async def send(request, ctx):

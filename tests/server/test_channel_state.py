@@ -15,15 +15,15 @@ from unittest.mock import ANY
 
 import pytest
 
-from eve_runtime.channel_context import SessionHandle
-from eve_runtime.compiler import CompiledApp, compile_app
+from eve_runtime.project.compiler import CompiledApp, compile_app
+from eve_runtime.server.route_context import SessionHandle
 from eve_runtime.store.sqlite import SqliteStore
 from tests.engine import hook_ledger
 from tests.server.support import Harness, harness, scaffold_app
 
 COUNTER = {
     "agent/channels/counter.py": """
-from eve_runtime.channels import POST, define_channel
+from eve_runtime.authoring.channels import POST, define_channel
 from tests.engine.hook_ledger import LEDGER
 
 
@@ -248,7 +248,7 @@ def test_a_session_handle_compacts_and_clears_its_session(counter_app: CompiledA
 
 DELIVER_ONLY = {
     "agent/channels/plain.py": """
-from eve_runtime.channels import POST, define_channel
+from eve_runtime.authoring.channels import POST, define_channel
 
 
 async def receive(request, ctx):
@@ -291,7 +291,7 @@ KEYED = {
     "agent/channels/keyed.py": """
 import time
 
-from eve_runtime.channels import POST, define_channel
+from eve_runtime.authoring.channels import POST, define_channel
 from tests.engine.hook_ledger import LEDGER
 
 

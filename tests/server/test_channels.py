@@ -12,12 +12,12 @@ from typing import Any
 import httpx
 import pytest
 
-from eve_runtime.compiler import CompiledApp, compile_app
-from eve_runtime.emitter import Emitter
-from eve_runtime.info import cli_info
-from eve_runtime.manifest import Manifest
-from eve_runtime.runtime_agent import RuntimeAgent
-from eve_runtime.server_auth import BearerTokenAuth
+from eve_runtime.engine.emitter import Emitter
+from eve_runtime.project.compiler import CompiledApp, compile_app
+from eve_runtime.project.info import cli_info
+from eve_runtime.project.manifest import Manifest
+from eve_runtime.project.runtime_agent import RuntimeAgent
+from eve_runtime.server.auth import BearerTokenAuth
 from eve_runtime.store.sqlite import SqliteStore
 from tests.engine import hook_ledger
 from tests.server.support import Harness, LiveServer, harness, scaffold_app
@@ -200,7 +200,7 @@ def test_a_stranded_holder_is_replaced_through_the_channel(api: Harness) -> None
 # -- an authored channels/eve.py -------------------------------------------------------------------
 
 EVE_WITH_TOKEN = """
-from eve_runtime.channels import bearer_token, eve_channel
+from eve_runtime.authoring.channels import bearer_token, eve_channel
 
 channel = eve_channel(auth=[bearer_token(token="team-token")])
 """
@@ -238,7 +238,7 @@ def test_a_disabled_eve_channel_serves_no_eve_route(app_with: Any) -> None:
 
 
 CATCH_ALL = """
-from eve_runtime.channels import POST, define_channel
+from eve_runtime.authoring.channels import POST, define_channel
 
 
 def grab(request, ctx):
@@ -283,7 +283,7 @@ def test_channel_mistakes_are_diagnostics(app_with: Any, files: dict[str, str], 
 
 ORDERED = {
     "agent/channels/ordered.py": """
-from eve_runtime.channels import POST, define_channel
+from eve_runtime.authoring.channels import POST, define_channel
 from tests.engine.hook_ledger import LEDGER
 
 
@@ -340,7 +340,7 @@ def test_the_channel_handler_runs_before_the_hooks_of_each_event(app_with: Any) 
 
 BEFORE_RESOLVERS = {
     "agent/channels/first.py": """
-from eve_runtime.channels import POST, define_channel
+from eve_runtime.authoring.channels import POST, define_channel
 from tests.engine.hook_ledger import LEDGER
 
 

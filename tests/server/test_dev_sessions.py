@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from eve_runtime.manifest import Manifest
-from eve_runtime.openapi import openapi_document
-from eve_runtime.runtime_agent import RuntimeAgent
-from eve_runtime.server_auth import LoopbackAuth
-from eve_runtime.server_bodies import MAX_BODY_BYTES
+from eve_runtime.project.manifest import Manifest
+from eve_runtime.project.runtime_agent import RuntimeAgent
+from eve_runtime.server.auth import LoopbackAuth
+from eve_runtime.server.bodies import MAX_BODY_BYTES
+from eve_runtime.server.openapi import openapi_document
 from tests.server.support import Harness, harness
 
 PATH = "/eve/v1/dev/sessions"

@@ -8,8 +8,8 @@ from datetime import datetime
 
 import httpx
 
-from eve_runtime.manifest import Manifest
-from eve_runtime.runtime_agent import RuntimeAgent
+from eve_runtime.project.manifest import Manifest
+from eve_runtime.project.runtime_agent import RuntimeAgent
 from tests.server.support import WEATHER_CALL, LiveServer
 
 EVENT_ID = re.compile(r"^evt_[0-9A-HJKMNP-TV-Z]{26}$")

@@ -1,6 +1,6 @@
 """Schema-driven fuzzing of every route with schemathesis, against our own OpenAPI document.
 
-The document (`eve_runtime.openapi`) is loaded as a dict; each operation becomes a pytest test
+The document (`eve_runtime.server.openapi`) is loaded as a dict; each operation becomes a pytest test
 (schemathesis' pytest integration) that sends a few generated requests, valid and invalid, to a
 real uvicorn server on 127.0.0.1 and checks that no answer is a 5xx, that every status code,
 content type, header and JSON body is the one documented, and that invalid requests are refused.
@@ -26,12 +26,12 @@ from hypothesis import HealthCheck, settings
 from schemathesis import checks
 from starlette.routing import Route
 
-from eve_runtime.compiler import CompiledApp
-from eve_runtime.manifest import Manifest
-from eve_runtime.openapi import Mode, openapi_document
+from eve_runtime.project.compiler import CompiledApp
+from eve_runtime.project.manifest import Manifest
+from eve_runtime.project.runtime_agent import RuntimeAgent
 from eve_runtime.routes import DEFAULT_ROUTES, SUBAGENT_STREAM
-from eve_runtime.runtime_agent import RuntimeAgent
-from eve_runtime.server_bodies import MAX_BODY_BYTES
+from eve_runtime.server.bodies import MAX_BODY_BYTES
+from eve_runtime.server.openapi import Mode, openapi_document
 from tests.server.support import LiveServer, harness
 
 RANDOM = os.environ.get("EVE_FUZZ_RANDOM")

@@ -295,7 +295,7 @@ def test_a_store_failure_mid_stream_ends_the_response(
 def test_the_last_line_of_defence(compiled_app: Any, caplog: pytest.LogCaptureFixture) -> None:
     from starlette.testclient import TestClient
 
-    from eve_runtime.server import _CatchAll
+    from eve_runtime.server.app import _CatchAll
 
     async def exploding(scope: Any, receive: Any, send: Any) -> None:
         raise ValueError("boom")

@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
-from eve_runtime.manifest import Manifest
-from eve_runtime.runtime_agent import RuntimeAgent
-from eve_runtime.server_stream import StreamOptions, parse_stream_query
+from eve_runtime.project.manifest import Manifest
+from eve_runtime.project.runtime_agent import RuntimeAgent
+from eve_runtime.server.stream import StreamOptions, parse_stream_query
 from tests.server.support import Harness, LiveServer, parse_ndjson
 
 STREAM_HEADERS = {

@@ -11,7 +11,6 @@ Tests set `ALLOW_MODEL_REQUESTS = False` so that nothing reaches a real provider
 from __future__ import annotations
 
 from eve_runtime.errors import UserError
-from eve_runtime.model_ids import is_test_model, model_id_problem
 from eve_runtime.models.base import (
     Finish,
     FinishReason,
@@ -30,6 +29,7 @@ from eve_runtime.models.base import (
     Usage,
 )
 from eve_runtime.models.function import FunctionInfo, FunctionModel
+from eve_runtime.models.ids import is_test_model, model_id_problem
 from eve_runtime.models.litellm_model import LiteLLMModel
 from eve_runtime.models.test_model import TestModel
 

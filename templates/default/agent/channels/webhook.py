@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from eve_runtime.channels import GET, POST, bearer_token, define_channel, local_dev
+from eve_runtime.authoring.channels import GET, POST, bearer_token, define_channel, local_dev
 
 OUTBOX = Path(__file__).resolve().parents[2] / ".eve" / "webhook-outbox.jsonl"
 _writing = threading.Lock()

@@ -1,0 +1,240 @@
+"""A session's checkpoint: where it is, as one small JSON document replaced by each commit.
+
+The checkpoint never repeats the conversation: messages live in the store's history log. It
+holds the turn in progress (its ids, next step, turn-scoped inputs), running usage, resolved
+dynamic values, and how many events were durable when it was written, so that recovery knows
+which events an interrupted attempt left behind.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from eve_runtime.authoring.context import ParentInfo, Predecessor
+from eve_runtime.models.base import Usage
+
+__all__ = [
+    "lineage",
+    "Awaiting",
+    "CallRecord",
+    "DynamicValue",
+    "ParentLink",
+    "PendingRequest",
+    "SessionState",
+    "TaskState",
+    "TurnState",
+    "UsageTotals",
+    "step_usage_wire",
+]
+
+STATE_VERSION = 1
+
+
+class _State(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class UsageTotals(_State):
+    """Token usage (and cost, when a model reported one) summed over model calls."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | None = None
+
+    def add(self, usage: Usage, cost_usd: float | None) -> None:
+        """Count one model call."""
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cache_read_tokens += usage.cache_read_tokens
+        self.cache_write_tokens += usage.cache_write_tokens
+        if cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + cost_usd
+
+    def wire(self) -> dict[str, Any]:
+        """The running total as terminal events carry it (`costUsd` only when some call reported a cost)."""
+        data: dict[str, Any] = {
+            "cacheReadTokens": self.cache_read_tokens,
+            "cacheWriteTokens": self.cache_write_tokens,
+            "inputTokens": self.input_tokens,
+            "outputTokens": self.output_tokens,
+        }
+        if self.cost_usd is not None:
+            data["costUsd"] = round(self.cost_usd, 10)
+        return data
+
+
+def step_usage_wire(usage: Usage, cost_usd: float | None) -> dict[str, Any]:
+    """One model call's usage as `step.completed` carries it."""
+    data: dict[str, Any] = {
+        "inputTokens": usage.input_tokens,
+        "outputTokens": usage.output_tokens,
+        "cacheReadTokens": usage.cache_read_tokens,
+    }
+    if usage.cache_write_tokens:
+        data["cacheWriteTokens"] = usage.cache_write_tokens
+    if cost_usd is not None:
+        data["costUsd"] = round(cost_usd, 10)
+    return data
+
+
+class DynamicValue(_State):
+    """What a dynamic instructions resolver returned (None: nothing this time)."""
+
+    content: str
+    role: Literal["system", "user"] = "system"
+
+
+class CallRecord(_State):
+    """A tool call kept in the checkpoint (approved calls waiting to run)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    journal: list[dict[str, Any]] | None = None
+    """For a workflow tool resumed after a restart: what its body already did (replayed, not redone)."""
+
+
+class PendingRequest(_State):
+    """One open request for input (a tool approval), as `input.requested` showed it."""
+
+    request_id: str
+    kind: Literal["tool-approval", "session-limit"]
+    request: dict[str, Any]
+    """The `input.requested` entry, verbatim."""
+    call: CallRecord | None = None
+    option_id: str | None = None
+    """The answer so far (None while unanswered)."""
+    response: dict[str, Any] | None = None
+
+
+class Awaiting(_State):
+    """A turn parked on a person: the requests of one step, answered as a batch."""
+
+    step_index: int
+    """The step that raised the requests."""
+    requests: list[PendingRequest]
+
+
+class TaskState(_State):
+    """A task this session started: a subagent working in a child session."""
+
+    task_id: str
+    name: str
+    """The tool that started it (the subagent's name, or `agent`)."""
+    kind: Literal["agent", "tool"] = "agent"
+    node_id: str
+    """The agent the child session runs (`subagents/researcher`, `agent` for a copy of this one, or
+    for a tool task the node of the agent whose tool it is)."""
+    child_session_id: str
+    call_id: str
+    """The call that gave it its current work."""
+    turn_id: str
+    status: Literal["working", "idle"] = "working"
+    deadline: float | None = None
+    """When the current work times out (seconds since the epoch)."""
+    relayed: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Requests the child raised that are open on this stream, by request id."""
+    ended: bool = False
+    """A served tool that returned: it takes no more calls."""
+
+
+class ParentLink(_State):
+    """For a child session: the session and task it works for."""
+
+    session_id: str
+    task_id: str
+    name: str
+    call_id: str
+    turn_id: str
+
+
+class TurnState(_State):
+    """The turn in progress."""
+
+    turn_id: str
+    sequence: int
+    delivery_ids: list[str]
+    step_index: int = 0
+    """The next model call's index within the turn."""
+    user_index: int
+    """Position in the history log of the turn's first user message (client context goes before it)."""
+    client_context: list[str] = Field(default_factory=list)
+    output_schema: dict[str, Any] | None = None
+    interruptions: int = 0
+    """How many times a crash interrupted one of this turn's steps."""
+    model_id: str | None = None
+    """The model chosen for this turn by a dynamic resolver (turn.started)."""
+    dynamic: dict[str, DynamicValue | None] = Field(default_factory=dict)
+    """Turn-scoped dynamic instructions (turn.started resolvers), by resolver slug."""
+    awaiting: Awaiting | None = None
+    """Set while the turn is parked on a person."""
+    execute: list[CallRecord] = Field(default_factory=list)
+    """Approved calls to run at the start of the next step."""
+    execute_started: bool = False
+    """Whether those calls may have started (a crash then answers them as abandoned, never runs them again)."""
+    task_call: str | None = None
+    """In a child session: the parent's call this turn works for (its report names it)."""
+    tool_call: CallRecord | None = None
+    """In a tool task's session: the one call the turn runs (no model call)."""
+    waiting_on_tasks: bool = False
+    """Parked until a task settles (or a message arrives): no turn ends while a task works."""
+    wait_call: CallRecord | None = None
+    """An `eve__task_wait` call the wait answers."""
+    wait_deadline: float | None = None
+
+
+class SessionState(_State):
+    """The checkpoint document."""
+
+    version: int = STATE_VERSION
+    started: bool = False
+    """Whether `session.started` was emitted (it is, with the first message)."""
+    next_sequence: int = 0
+    turn: TurnState | None = None
+    usage: UsageTotals = Field(default_factory=UsageTotals)
+    event_count: int = 0
+    """Events durable when this checkpoint was written; later ones come from an interrupted attempt."""
+    history_length: int = 0
+    model_id: str | None = None
+    """The model chosen for the session by a dynamic resolver (session.started)."""
+    dynamic: dict[str, DynamicValue | None] = Field(default_factory=dict)
+    """Session-scoped dynamic instructions (session.started resolvers), by resolver slug."""
+    approved_tools: list[str] = Field(default_factory=list)
+    """Tools a person approved in this session (`once()` allows them afterwards)."""
+    limit_base: dict[str, float] = Field(default_factory=dict)
+    """Usage when a person last granted a fresh budget window, per budget (`input`, `output`, `cost`)."""
+    tasks: dict[str, TaskState] = Field(default_factory=dict)
+    tasks_note: str | None = None
+    """The last `[Tasks]` note the model was given (a new one is added when it changes)."""
+    parent: ParentLink | None = None
+    outbox: list[dict[str, Any]] = Field(default_factory=list)
+    """For a child: reports and relayed prompts not yet delivered to the parent (`key`, `payload`)."""
+    usage_reported: UsageTotals = Field(default_factory=UsageTotals)
+    """The usage already reported to the parent (a child adds only what is new)."""
+    values: dict[str, Any] = Field(default_factory=dict)
+    """`define_state` values, by name."""
+    predecessor: str | None = None
+    """The stranded session this one replaced at its channel address (its id)."""
+    session_resolved: bool = False
+    """Whether the `session.started` resolvers succeeded (a failed attempt is tried again next turn)."""
+    memo: dict[str, Any] = Field(default_factory=dict)
+    """`ctx.memo` results of dynamic resolvers, by key (computed once per session)."""
+    task_mode: bool = False
+    """A task-mode session runs without a person: it cannot ask, so a budget crossed fails the turn."""
+    summary: str | None = None
+    """The last compaction's summary: history then opens with it (a user header and the summary)."""
+    compacting: bool = False
+    """A requested compaction started and has not ended: after a crash it ends without running again."""
+
+
+def lineage(state: SessionState) -> tuple[ParentInfo | None, Predecessor | None]:
+    """What code in the session sees as `parent` and `predecessor` (tools, hooks, dynamic resolvers)."""
+    parent = state.parent
+    info = (
+        ParentInfo(parent.session_id, parent.call_id, parent.task_id, parent.turn_id, parent.name) if parent else None
+    )
+    return info, Predecessor(state.predecessor) if state.predecessor is not None else None

@@ -1,0 +1,133 @@
+"""Running one step's tool calls in parallel, each with its `ToolContext`.
+
+Sync tools run in the runtime's thread pool, async ones as tasks; generator tools stream
+`action.partial`. Each result is emitted (`action.result`) as it arrives. A cancel stops the
+calls still running (answered as cancelled); a steering message fires their abort signals; and
+if the runner itself is cancelled (a stop), no call outlives it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from eve_runtime.authoring.context import AbortSignal, ToolContext
+from eve_runtime.checkpoint import lineage
+from eve_runtime.crashpoints import crashpoint
+from eve_runtime.engine.tool_runner import ToolOutcome, cancelled_outcome, run_tool
+from eve_runtime.engine.workflow import CallHost, QuestionBoard, ServeInbox
+from eve_runtime.messages import ToolCall
+
+if TYPE_CHECKING:
+    from eve_runtime.engine.actor import SessionActor
+
+__all__ = ["CallBatch"]
+
+
+class CallBatch:
+    """The calls of one step (or the approved calls run at the start of one), while they run."""
+
+    def __init__(
+        self,
+        actor: SessionActor,
+        questions: QuestionBoard,
+        serve_inbox: ServeInbox,
+        coordinates: dict[str, Any],
+    ) -> None:
+        self.actor = actor
+        self.questions = questions
+        self.serve_inbox = serve_inbox
+        self.coordinates = coordinates
+        self._aborts: dict[str, AbortSignal] = {}
+
+    def abort(self, reason: str) -> None:
+        """Fire the abort signal of every call still running."""
+        for signal in self._aborts.values():
+            signal.abort(reason)
+
+    def _context(self, call: ToolCall, journal: list[dict[str, Any]] | None) -> ToolContext:
+        actor = self.actor
+        turn = actor.turn
+        parent, predecessor = lineage(actor.state)
+        abort = AbortSignal()
+        self._aborts[call.id] = abort
+        return ToolContext(
+            session_id=actor.session_id,
+            turn_id=turn.turn_id,
+            sequence=turn.sequence,
+            call_id=call.id,
+            tool_name=call.name,
+            principal_id=actor.runtime.principal_id,
+            parent=parent,
+            predecessor=predecessor,
+            abort_signal=abort,
+            host=CallHost(actor, self.questions, call, self.coordinates, abort, journal, self.serve_inbox),
+        )
+
+    def _partial_sink(
+        self, call: ToolCall, outcomes: dict[str, ToolOutcome], cancelled: Callable[[], bool]
+    ) -> Callable[[Any], None]:
+        def sink(value: Any) -> None:
+            if call.id in outcomes or cancelled():
+                return
+            result = {"callId": call.id, "kind": "tool-result", "output": value, "toolName": call.name}
+            self.actor.emit("action.partial", {"result": result, **self.coordinates})
+
+        return sink
+
+    async def run(
+        self,
+        calls: Sequence[ToolCall],
+        journals: dict[str, list[dict[str, Any]]],
+        cancel: asyncio.Event,
+        cancelled: Callable[[], bool],
+    ) -> dict[str, ToolOutcome]:
+        """Run the calls until all are done or `cancel` is set; their outcomes by call id.
+
+        `journals` replays workflow tools resumed after a restart.
+        """
+        actor = self.actor
+        outcomes: dict[str, ToolOutcome] = {}
+        if not calls:
+            return outcomes
+        tasks: dict[asyncio.Task[ToolOutcome], ToolCall] = {}
+        for call in calls:
+            task = asyncio.create_task(
+                run_tool(
+                    actor.agent.tools.get(call.name),
+                    call,
+                    self._context(call, journals.get(call.id)),
+                    on_partial=self._partial_sink(call, outcomes, cancelled),
+                    executor=actor.runtime.tool_executor,
+                    values=actor.values,
+                )
+            )
+            tasks[task] = call
+        pending: set[asyncio.Task[Any]] = set(tasks)
+        watcher: asyncio.Task[Any] = asyncio.create_task(cancel.wait())
+        try:
+            while pending:
+                done, pending = await asyncio.wait(pending | {watcher}, return_when=asyncio.FIRST_COMPLETED)
+                pending.discard(watcher)
+                for finished in done:
+                    if finished is watcher:
+                        continue
+                    call = tasks[finished]
+                    outcome: ToolOutcome = finished.result()
+                    self._aborts.pop(call.id, None)
+                    crashpoint("after-tool-effect")
+                    outcomes[call.id] = outcome
+                    actor.emit("action.result", {**outcome.result_event(call.name), **self.coordinates})
+                if watcher in done:
+                    for task in pending:
+                        task.cancel()
+                    for task in pending:
+                        outcomes[tasks[task].id] = cancelled_outcome(tasks[task])
+                    pending = set()
+        finally:
+            watcher.cancel()
+            for task in tasks:
+                task.cancel()  # the runner itself was cancelled (a stop): no tool outlives its turn's runner
+            self._aborts.clear()
+        return outcomes

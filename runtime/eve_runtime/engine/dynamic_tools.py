@@ -1,0 +1,111 @@
+"""Dynamic tools: `define_dynamic` in `agent/tools/<name>.py`, resolved while a session runs.
+
+A handler (`session.started` or `turn.started`) returns a tool function (named after the file),
+a mapping of names to tool functions (each named by its bare key), or None for no tools. Tool
+functions are written as in a tool file: the docstring is the description, the signature the
+input, `@tool(...)` sets options. A dynamic tool overrides an authored one of the same name; two
+resolvers returning the same name fail the turn.
+
+`session.started` tools serve every turn of the session, `turn.started` tools the turn that
+resolved them (the newest result of a file wins). Functions cannot be saved with a checkpoint,
+so an actor that takes a session up (a later turn, a restart, a recovery) runs the session's
+resolvers again: keep them idempotent (`ctx.memo` helps); the turn's resolvers run again for a
+turn in progress.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from eve_runtime.authoring.schema import function_schema
+from eve_runtime.authoring.tools import ToolOptions, tool_options
+from eve_runtime.checkpoint import TurnState
+from eve_runtime.engine.resolvers import ResolverError, call_resolver, dynamic_context
+from eve_runtime.errors import DefinitionError
+from eve_runtime.project.compose_tools import runtime_tool
+from eve_runtime.project.grammar import TOOL_NAME_PATTERN
+from eve_runtime.project.manifest import SourceInfo
+from eve_runtime.project.runtime_agent import RuntimeAgent, RuntimeTool
+
+if TYPE_CHECKING:
+    from eve_runtime.engine.actor import SessionActor
+
+logger = logging.getLogger("eve.actor")
+
+__all__ = ["DynamicTools", "apply_dynamic_tools", "restore_dynamic_tools"]
+
+
+@dataclass
+class DynamicTools:
+    """What an actor resolved: session-scoped tools (None until resolved) and the turn's."""
+
+    session: dict[str, RuntimeTool] | None = None
+    turn: dict[str, RuntimeTool] = field(default_factory=dict)
+    turn_id: str | None = None
+
+
+def _tool(name: str, value: Any, source: SourceInfo) -> RuntimeTool:
+    if not callable(value) or isinstance(value, type):
+        raise ResolverError(f"The dynamic tool {name!r} is {type(value).__name__}, not a tool function.")
+    if not TOOL_NAME_PATTERN.match(name):
+        raise ResolverError(f"The dynamic tool name {name!r} is invalid: use letters, digits, '_' and '-'.")
+    function: Callable[..., Any] = value
+    try:
+        schema = function_schema(function)
+    except DefinitionError as exc:
+        raise ResolverError(f"The dynamic tool {name!r}: {exc}") from exc
+    options = tool_options(function) or ToolOptions()
+    description = options.description or schema.description
+    if not description:
+        raise ResolverError(f"The dynamic tool {name!r} has no description: give its function a docstring.")
+    return runtime_tool(name, function, schema, options, description, source)
+
+
+async def _resolve(actor: SessionActor, base: RuntimeAgent, event: str, turn: TurnState) -> dict[str, RuntimeTool]:
+    tools: dict[str, RuntimeTool] = {}
+    context = await dynamic_context(actor, event, turn)
+    for manifest in base.manifest.dynamic_tools:
+        resolver = base.dynamic_tools.get(manifest.slug)
+        if resolver is None or event not in resolver.events:
+            continue
+        value = await call_resolver(resolver, event, context)
+        if value is None:
+            continue
+        entries = value.items() if isinstance(value, Mapping) else [(manifest.slug, value)]
+        for name, function in entries:
+            if name in tools:
+                raise ResolverError(f"Two dynamic tool resolvers returned a tool named {name!r}; rename one.")
+            tools[str(name)] = _tool(str(name), function, manifest.source)
+    return tools
+
+
+async def apply_dynamic_tools(actor: SessionActor, turn: TurnState, *, new_turn: bool) -> None:
+    """Resolve what is missing and make `actor.agent` offer the session's and the turn's dynamic tools.
+
+    Called when a turn opens (`new_turn`) and when an actor takes up a turn in progress.
+    """
+    base = actor.base_agent
+    if not base.dynamic_tools:
+        return
+    held = actor.dynamic_tools
+    if held.session is None:
+        held.session = await _resolve(actor, base, "session.started", turn)
+    if new_turn or held.turn_id != turn.turn_id:
+        held.turn = await _resolve(actor, base, "turn.started", turn)
+        held.turn_id = turn.turn_id
+    actor.agent = dataclasses.replace(base, tools={**base.tools, **held.session, **held.turn})
+
+
+async def restore_dynamic_tools(actor: SessionActor) -> None:
+    """An actor takes up a turn in progress: resolve its dynamic tools again (a failure is logged)."""
+    turn = actor.state.turn
+    if turn is None or not actor.agent.dynamic_tools:
+        return
+    try:
+        await apply_dynamic_tools(actor, turn, new_turn=False)
+    except ResolverError as exc:
+        logger.warning("session %s: its dynamic tools could not be resolved again: %s", actor.session_id, exc)

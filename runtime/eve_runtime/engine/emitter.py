@@ -1,0 +1,236 @@
+"""The event emitter of one session: numbering, coalescing and durable writing of its events.
+
+Only a session's actor emits its events, so the emitter owns the next index without locks.
+`emit` is synchronous and cheap: the event joins a pending list and a background write makes it
+durable shortly after (waiting `linger` seconds first, so a fast model's whole step usually goes
+in one transaction). While a write is in flight, adjacent text deltas of the same kind and
+coordinates merge into one event (the concatenated text is unchanged), so a fast model never
+outruns the store.
+
+State changes ride with events. `attach` queues history, consumed deliveries and a checkpoint
+for the next write, which also carries every event emitted before them: they become durable
+together, in one transaction, or not at all. The checkpoint records how many events it covers
+(those emitted before it was attached), so recovery knows which later events belong to an
+attempt that never reached its next checkpoint. `commit` writes everything pending now and
+waits for it.
+
+An `observer` (the runtime's hook dispatcher) is told about every batch once it is durable; it
+is never told about events read back from the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from eve_runtime.events.wire import event_line, now_iso
+from eve_runtime.ids import new_event_id
+from eve_runtime.store.base import Commit, EventRow, SessionHandoff, SessionStatus, Store
+
+__all__ = ["DELTA_FIELDS", "CheckpointFactory", "Emitter", "Observer"]
+
+DELTA_FIELDS = {
+    "message.appended": "messageDelta",
+    "reasoning.appended": "reasoningDelta",
+    "action.input.appended": "inputTextDelta",
+}
+"""Delta events and the field holding their text."""
+
+Observer = Callable[[Sequence[EventRow]], None]
+"""Told about the events of each durable write, in order (hooks run from here)."""
+
+CheckpointFactory = Callable[[int], str]
+"""Given the number of events the checkpoint covers, the checkpoint document (called at once)."""
+
+
+@dataclass
+class _Pending:
+    type: str
+    data: dict[str, Any]
+    delivery_ids: tuple[str, ...]
+    at: str
+    sealed: bool = False
+    """A checkpoint was attached after this event: nothing may merge into it any more."""
+
+    def absorbs(self, event_type: str, data: dict[str, Any], delivery_ids: tuple[str, ...]) -> bool:
+        field = DELTA_FIELDS.get(event_type)
+        if self.sealed or field is None or event_type != self.type or delivery_ids != self.delivery_ids:
+            return False
+        return all(self.data.get(k) == v for k, v in data.items() if k != field)
+
+
+@dataclass
+class _Attachment:
+    history: list[str] = field(default_factory=list)
+    consumed: list[str] = field(default_factory=list)
+    checkpoint: str | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.history or self.consumed or self.checkpoint)
+
+
+class Emitter:
+    """Writes one session's events in order; see the module docstring."""
+
+    def __init__(self, store: Store, session_id: str, next_index: int, *, linger: float = 0.0) -> None:
+        self.store = store
+        self.session_id = session_id
+        self._next_index = next_index
+        self._next_unassigned = next_index
+        """The index the first pending event will get (writes in flight already took theirs)."""
+        self.linger = linger
+        self.delivery_ids: tuple[str, ...] = ()
+        """The deliveries that own what is emitted now (the current turn's)."""
+        self._pending: list[_Pending] = []
+        self._attached = _Attachment()
+        self._write_lock = asyncio.Lock()
+        self._flushing: asyncio.Task[None] | None = None
+        self._failure: BaseException | None = None
+        self.observer: Observer | None = None
+        self.fence: int | None = None
+        """The session lease's fencing token (many processes on one store): every commit carries it."""
+
+    @property
+    def next_index(self) -> int:
+        """The index the next written event gets (the session's event count once all is durable)."""
+        return self._next_index
+
+    @next_index.setter
+    def next_index(self, index: int) -> None:
+        """Start at `index` (a session loaded from the store); only before anything is emitted."""
+        if self._pending or self._flushing is not None:
+            raise RuntimeError("the emitter's index cannot move while events are pending")
+        self._next_index = index
+        self._next_unassigned = index
+
+    async def continue_deliveries(self) -> None:
+        """Own what is emitted next by the deliveries of the newest durable event, unless some are set.
+
+        Session-level events between turns (a clear, a compaction) carry the previous turn's
+        delivery ids, also when the session was just loaded from the store.
+        """
+        if self.delivery_ids or self._next_index == 0:
+            return
+        rows = await self.store.read_events(self.session_id, self._next_index - 1, self._next_index)
+        if rows:
+            meta = json.loads(rows[0].line).get("meta", {})
+            self.delivery_ids = tuple(str(i) for i in meta.get("deliveryIds", ()))
+
+    def emit(self, event_type: str, data: dict[str, Any]) -> None:
+        """Queue an event for writing (coalescing it into the previous delta when it can)."""
+        if self._pending and self._pending[-1].absorbs(event_type, data, self.delivery_ids):
+            field_name = DELTA_FIELDS[event_type]
+            last = self._pending[-1]
+            last.data[field_name] = last.data[field_name] + data[field_name]
+        else:
+            self._pending.append(_Pending(event_type, dict(data), self.delivery_ids, now_iso()))
+        self._schedule()
+
+    def attach(
+        self,
+        *,
+        history: Sequence[str] = (),
+        consumed: Sequence[str] = (),
+        checkpoint: CheckpointFactory | None = None,
+    ) -> None:
+        """Queue state changes for the next write, with every event emitted so far."""
+        attached = self._attached
+        attached.history.extend(history)
+        attached.consumed.extend(consumed)
+        if checkpoint is not None:
+            attached.checkpoint = checkpoint(self._next_unassigned + len(self._pending))
+            if self._pending:
+                self._pending[-1].sealed = True
+        self._schedule()
+
+    async def flush(self) -> None:
+        """Wait until every event emitted (and everything attached) so far is durable."""
+        await self.commit()
+
+    async def commit(
+        self,
+        *,
+        history: Sequence[str] = (),
+        checkpoint: CheckpointFactory | None = None,
+        consumed: Sequence[str] = (),
+        status: SessionStatus | None = None,
+        replace_history: bool = False,
+        handoff: SessionHandoff | None = None,
+    ) -> None:
+        """Write everything pending plus these changes in one durable transaction, and wait for it.
+
+        `handoff` moves the session record to another build (see `eve_runtime.engine.handoff`).
+        """
+        async with self._write_lock:
+            self._raise_failure()
+            if history or checkpoint or consumed:
+                self.attach(history=history, consumed=consumed, checkpoint=checkpoint)
+            if not (self._pending or self._attached or status or replace_history or handoff):
+                return
+            await self._write(status=status, replace_history=replace_history, handoff=handoff)
+
+    async def close(self) -> None:
+        """Wait for an in-flight background write so nothing is left running."""
+        task = self._flushing
+        if task is not None:
+            await asyncio.wait([task])
+
+    def _schedule(self) -> None:
+        if self._flushing is None:
+            self._flushing = asyncio.create_task(self._flush_loop(), name=f"eve-flush-{self.session_id}")
+
+    async def _flush_loop(self) -> None:
+        try:
+            if self.linger:
+                await asyncio.sleep(self.linger)
+            while (self._pending or self._attached) and self._failure is None:
+                async with self._write_lock:
+                    if (self._pending or self._attached) and self._failure is None:
+                        await self._write()
+        except BaseException as exc:  # kept for the next flush or commit, which raises it
+            self._failure = exc
+        finally:
+            self._flushing = None
+
+    async def _write(
+        self,
+        *,
+        status: SessionStatus | None = None,
+        replace_history: bool = False,
+        handoff: SessionHandoff | None = None,
+    ) -> None:
+        batch, self._pending = self._pending, []
+        attached, self._attached = self._attached, _Attachment()
+        self._next_unassigned += len(batch)
+        rows = []
+        index = self._next_index
+        for pending in batch:
+            line = event_line(
+                pending.type, pending.data, event_id=new_event_id(), at=pending.at, delivery_ids=pending.delivery_ids
+            )
+            rows.append(EventRow(index=index, type=pending.type, line=line))
+            index += 1
+        await self.store.commit(
+            self.session_id,
+            Commit(
+                events=rows,
+                history=attached.history,
+                checkpoint=attached.checkpoint,
+                consumed=attached.consumed,
+                status=status,
+                replace_history=replace_history,
+                handoff=handoff,
+                fence=self.fence,
+            ),
+        )
+        self._next_index = index
+        if self.observer is not None and rows:
+            self.observer(rows)
+
+    def _raise_failure(self) -> None:
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure

@@ -1,0 +1,173 @@
+"""Deployment handoff: a session moves to the newest build of the app once it is idle.
+
+Every build of the app has an id, its manifest's content hash (`RuntimeAgent.deployment`), and
+every session records the build it runs on (`SessionRecord.deployment`). A newer build arrives
+in two ways: `eve dev` loads a new generation in the same process, or the app is redeployed and
+`eve start` runs again with changed code. Either way:
+
+- **An idle session moves on its next message, answer, compact or clear** (a cancel or a reset
+  does not move it: the session is not about to run code of the new build): the actor
+  that takes the delivery runs the newest build. The move keeps the session's id, stream,
+  history, usage and state, drops the `define_state` keys the new build does not define (each
+  one logged), restarts the session timeout for its full duration, and records the new build,
+  all in one commit, before the delivery is handled. Deliveries arriving meanwhile wait in the
+  durable inbox and are handled after it, in arrival order, exactly once.
+- **A busy session stays on its build until its work ends**: an open turn (running, parked on a
+  person or waiting on tasks), messages queued behind it, reports for a parent not delivered yet,
+  or working tasks. In one process the runtime keeps that build loaded for the session
+  ([`CodePins`][eve_runtime.engine.handoff.CodePins]) and every actor of the session runs it until the
+  session is idle again; the next delivery after that moves it.
+- **After a restart the old build is gone**: a process only has the code it was started with,
+  so a busy session it recovers resumes its unfinished work on the new build, and that resume is
+  the handoff point (eve on Vercel keeps the old deployment running the work instead).
+
+eve emits no stream event for a handoff; it only logs. So does this module (`eve.handoff`).
+The rules live here and in the store contract (`Commit.handoff`), so every world shares them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import TYPE_CHECKING
+
+from eve_runtime.checkpoint import SessionState
+from eve_runtime.engine.dynamic_tools import DynamicTools
+from eve_runtime.store.base import DeliveryRecord, SessionHandoff, SessionRecord
+
+if TYPE_CHECKING:
+    from eve_runtime.engine.actor import SessionActor
+    from eve_runtime.project.runtime_agent import RuntimeAgent
+
+__all__ = ["MOVING_KINDS", "CodePins", "adopt", "busy", "hand_off", "moves_for", "moves_to", "settle_build"]
+
+logger = logging.getLogger("eve.handoff")
+
+
+class CodePins:
+    """The build each session last ran on, while this process has it loaded (one per runtime).
+
+    A session is pinned while an actor runs it and while it is parked with work; it is released
+    when it goes idle, so a build nothing uses any more can be unloaded.
+    """
+
+    def __init__(self) -> None:
+        self._roots: dict[str, RuntimeAgent] = {}
+
+    def get(self, session_id: str) -> RuntimeAgent | None:
+        """The build the session is pinned to, if any."""
+        return self._roots.get(session_id)
+
+    def keep(self, session_id: str, root: RuntimeAgent) -> None:
+        """Pin the session to `root` (the root agent of a build)."""
+        self._roots[session_id] = root
+
+    def release(self, session_id: str) -> None:
+        """The session is idle (or ended): its next delivery may move it."""
+        self._roots.pop(session_id, None)
+
+    def __len__(self) -> int:
+        return len(self._roots)
+
+
+def busy(state: SessionState) -> bool:
+    """Whether the session has work it finishes on its current build.
+
+    An open turn (running, parked on a person, or waiting on tasks), reports for its parent not
+    delivered yet, or tasks still working.
+    """
+    if state.turn is not None or state.outbox:
+        return True
+    return any(task.status == "working" and not task.ended for task in state.tasks.values())
+
+
+MOVING_KINDS = frozenset({"message", "responses", "compact", "clear"})
+"""The deliveries that move an idle session to the newest build (a cancel or a reset does not)."""
+
+
+def moves_for(delivery: DeliveryRecord) -> bool:
+    """Whether this delivery, reaching an idle session, moves it to the newest build."""
+    return delivery.kind in MOVING_KINDS
+
+
+async def settle_build(actor: SessionActor, *, move: bool = True) -> None:
+    """Choose the build an actor runs, moving the session when that is a handoff.
+
+    The pinned build while the session is busy (or, before its first turn, the build that
+    created it), else the newest. A subagent's session runs its parent's build while the parent
+    works. An expired session is not moved: it completes. With `move=False` the build is chosen
+    but the session is not moved (nor its build recorded): it is about to be cancelled or reset.
+    """
+    runtime = actor.runtime
+    pinned = runtime.pins.get(actor.session_id)
+    stays = pinned is not None and (busy(actor.state) or not actor.state.started)
+    parent = actor.state.parent
+    parent_root = runtime.pins.get(parent.session_id) if parent is not None else None
+    if parent_root is not None:
+        pinned, stays = parent_root, True
+    root = pinned if pinned is not None and stays else runtime.agent
+    if root is not actor.root:
+        actor.root = root
+        actor.base_agent = actor.agent = runtime.agent_for(actor.session, root)
+        actor.dynamic_tools = DynamicTools()  # the other build's resolvers made them
+    runtime.pins.keep(actor.session_id, root)
+    if not move:
+        return
+    deadline = actor.session.deadline
+    expired = deadline is not None and runtime.options.clock() >= deadline
+    if moves_to(actor.session, root) and not expired:
+        await hand_off(actor, root)
+    elif (record := adopt(actor, root)) is not None:
+        await actor.emitter.commit(handoff=record)
+        actor.session = dataclasses.replace(actor.session, deployment=record.deployment)
+
+
+def moves_to(session: SessionRecord, root: RuntimeAgent) -> bool:
+    """Whether running the session on `root`'s build is a handoff (it recorded another build)."""
+    return bool(root.deployment) and session.deployment is not None and session.deployment != root.deployment
+
+
+async def hand_off(actor: SessionActor, root: RuntimeAgent) -> None:
+    """Move the actor's session to `root`'s build: drop undefined state, restart the timeout, record it.
+
+    One commit writes the checkpoint (without the dropped keys) and the session record's new
+    build and deadline. The checkpoint keeps the event count it had, so events an interrupted
+    attempt left after it are still recovered. No event is emitted.
+    """
+    session = actor.session
+    state = actor.state
+    dropped = sorted(key for key in state.values if root.state_keys is not None and key not in root.state_keys)
+    for key in dropped:
+        del state.values[key]
+        logger.warning(
+            "session %s: dropped state %r on handoff: deployment %s does not define it",
+            session.id,
+            key,
+            _short(root.deployment),
+        )
+    timeout = actor.agent.config.limits.session_timeout_ms
+    deadline = actor.runtime.options.clock() + timeout / 1000 if timeout is not False else None
+    move = SessionHandoff(deployment=root.deployment, deadline=deadline)
+    snapshot = state.model_dump_json()
+    await actor.emitter.commit(checkpoint=lambda _count: snapshot, handoff=move)
+    actor.session = dataclasses.replace(session, deployment=root.deployment, deadline=deadline)
+    if deadline is not None:
+        actor.runtime.schedule_wake(session.id, deadline)
+    logger.info(
+        "session %s moved from deployment %s to %s%s",
+        session.id,
+        _short(session.deployment or ""),
+        _short(root.deployment),
+        " (resuming unfinished work: its deployment is not loaded here)" if busy(state) else "",
+    )
+
+
+def adopt(actor: SessionActor, root: RuntimeAgent) -> SessionHandoff | None:
+    """For a session that recorded no build: the record of `root`'s build (no other change), if any."""
+    if actor.session.deployment is not None or not root.deployment:
+        return None
+    return SessionHandoff(deployment=root.deployment, deadline=actor.session.deadline)
+
+
+def _short(deployment: str) -> str:
+    return deployment.removeprefix("sha256:")[:12] or "(none recorded)"

@@ -1,0 +1,280 @@
+"""Turns parked on a person: raising approval requests and applying what comes back.
+
+When a step's calls need approval, the step ends (`step.completed`), the requests go out
+(`input.requested`), and the turn waits (`turn.waiting` with `on: "input"`, no
+`session.waiting`). The actor then holds no task: the parked state is in the checkpoint.
+
+While parked, deliveries are applied here, in arrival order:
+
+- `inputResponses` answer requests by id; each answer is `approval.settled`, another
+  `turn.waiting` follows while the batch is incomplete, and the complete batch is one
+  `input.resolved`; denied calls are rejected at once, approved ones run first thing in the
+  next step. Answers to requests that are not open are stale: they wait for the turn to end and
+  then reach the model as text that authorizes nothing.
+- a plain message that names an option of the first open request (id, label or number) answers
+  it; any other message withdraws the open requests (`ignored`, calls rejected) and steers the
+  turn, which goes on with the message.
+- a cancel withdraws them (`cancelled`), then `turn.cancelled` and `session.waiting`.
+- a clear withdraws them too (`cancelled`: the history that raised them is going), ends the turn
+  (`turn.cancelled`), then clears: `context.cleared` and `session.waiting`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from eve_runtime.checkpoint import Awaiting, CallRecord, PendingRequest
+from eve_runtime.engine.approval import (
+    APPROVE,
+    NEGATIVE_OPTIONS,
+    ApprovalCheck,
+    Decision,
+    approval_request,
+    decide,
+    match_option,
+    new_request_id,
+)
+from eve_runtime.engine.clearing import clear_context
+from eve_runtime.engine.limits import Exceeded, grant, limit_request
+from eve_runtime.engine.tool_runner import ToolOutcome, cancelled_outcome, refused_outcome
+from eve_runtime.messages import Message, ToolCall, ToolMessage
+from eve_runtime.store.base import DeliveryRecord
+from eve_runtime.tasks.relay import relay_to_parent
+
+if TYPE_CHECKING:
+    from eve_runtime.engine.actor import SessionActor
+
+__all__ = ["Handled", "decide_calls", "handle_while_parked", "park_for_approval", "park_for_limit"]
+
+Handled = Literal["parked", "resumed", "ended", "deferred"]
+"""What a delivery did to a parked turn: nothing yet, resumed it, ended it, or must wait for its end."""
+
+
+async def decide_calls(actor: SessionActor, calls: Sequence[ToolCall]) -> dict[str, tuple[Decision, str | None]]:
+    """Each call's approval decision (a policy that fails refuses its call, with the reason)."""
+    decisions: dict[str, tuple[Decision, str | None]] = {}
+    approved = frozenset(actor.state.approved_tools)
+    for call in calls:
+        tool = actor.agent.tools.get(call.name)
+        policy = tool.options.needs_approval if tool is not None else False
+        check = ApprovalCheck(call.name, call.arguments, call.id, actor.session_id, approved)
+        try:
+            decisions[call.id] = await decide(policy, check)
+        except Exception as exc:  # a broken policy must not run the tool unchecked
+            decisions[call.id] = ("denied", f"The approval policy of {call.name} failed: {type(exc).__name__}: {exc}")
+    return decisions
+
+
+async def park_for_limit(actor: SessionActor, step_index: int, exceeded: Exceeded) -> None:
+    """Ask a person whether the session may go past a budget, and park the turn (durably)."""
+    turn = actor.turn
+    request = limit_request(actor.session_id, exceeded)
+    pending = PendingRequest(request_id=request["requestId"], kind="session-limit", request=request)
+    actor.emit(
+        "input.requested",
+        {"requests": [request], "sequence": turn.sequence, "stepIndex": step_index, "turnId": turn.turn_id},
+    )
+    relay_to_parent(actor, "requested", {"requests": [request]})
+    turn.awaiting = Awaiting(step_index=step_index, requests=[pending])
+    _emit_waiting(actor)
+    await actor.commit()
+
+
+async def park_for_approval(
+    actor: SessionActor, step_index: int, asking: Sequence[ToolCall], history: Sequence[Message]
+) -> None:
+    """Raise the approval requests of a step and park the turn (durably)."""
+    turn = actor.turn
+    requests = []
+    for call in asking:
+        request_id = new_request_id()
+        requests.append(
+            PendingRequest(
+                request_id=request_id,
+                kind="tool-approval",
+                request=approval_request(request_id, call.id, call.name, call.arguments),
+                call=CallRecord(id=call.id, name=call.name, arguments=call.arguments),
+            )
+        )
+    coordinates = {"sequence": turn.sequence, "stepIndex": step_index, "turnId": turn.turn_id}
+    actor.emit("input.requested", {"requests": [r.request for r in requests], **coordinates})
+    relay_to_parent(actor, "requested", {"requests": [r.request for r in requests]})
+    turn.awaiting = Awaiting(step_index=step_index, requests=requests)
+    _emit_waiting(actor)
+    await actor.commit(history=history)
+
+
+def _emit_waiting(actor: SessionActor) -> None:
+    turn = actor.turn
+    actor.emit(
+        "turn.waiting",
+        {"on": "input", "sequence": turn.sequence, "turnId": turn.turn_id, "usage": actor.state.usage.wire()},
+    )
+
+
+def _open(awaiting: Awaiting) -> list[PendingRequest]:
+    return [r for r in awaiting.requests if r.option_id is None]
+
+
+async def handle_while_parked(actor: SessionActor, delivery: DeliveryRecord) -> Handled:
+    """Apply one delivery to the parked turn (see the module docstring)."""
+    turn = actor.turn
+    awaiting = turn.awaiting
+    assert awaiting is not None
+    if delivery.kind == "responses":
+        pending = {r.request_id: r for r in _open(awaiting)}
+        answers = [item for item in delivery.payload.get("inputResponses", []) if item.get("requestId") in pending]
+        if not answers:
+            return "deferred"  # stale: it reaches the model as text once the turn is over
+        for item in answers:
+            _answer(actor, pending[item["requestId"]], item.get("optionId") or item.get("text") or "", item)
+        return await _after_answers(actor, [delivery.id])
+    if delivery.kind == "message":
+        first = _open(awaiting)[0]
+        option = match_option(first.request.get("options", []), str(delivery.payload.get("message", "")))
+        if option is not None:
+            _answer(actor, first, option, {"requestId": first.request_id, "optionId": option})
+            return await _after_answers(actor, [delivery.id])
+        if first.kind == "session-limit":
+            return "deferred"  # neither continue nor stop: it waits, and the prompt stays
+        await _resolve(actor, withdraw="ignored")
+        actor.checkpoint_later(history=[actor.join_turn(delivery)], consumed=[delivery.id])
+        return "resumed"
+    if delivery.kind in ("cancel", "reset"):
+        if actor.names_another_turn(delivery):
+            await actor.commit(consumed=[delivery.id])
+            return "parked"
+        history, _ = await _resolve(actor, withdraw="cancelled")
+        await actor.end_turn_cancelled(history=history, cancel=delivery if delivery.kind == "cancel" else None)
+        return "ended"
+    if delivery.kind == "clear":
+        await _resolve(actor, withdraw="cancelled")
+        await actor.end_turn_cancelled(history=[], cancel=None, waiting=False)
+        await clear_context(actor, delivery)
+        return "ended"
+    return "deferred"
+
+
+def _answer(actor: SessionActor, request: PendingRequest, option: str, response: dict[str, Any]) -> None:
+    turn = actor.turn
+    assert turn.awaiting is not None
+    request.option_id = option
+    request.response = {
+        "optionId": option,
+        "requestId": request.request_id,
+        **({"text": response["text"]} if "text" in response else {}),
+    }
+    approved = option in (APPROVE, "continue")
+    actor.emit(
+        "approval.settled",
+        {
+            "outcome": "approved" if approved else "cancelled",
+            "requestId": request.request_id,
+            "responderPrincipalId": actor.runtime.principal_id,
+            "sequence": turn.sequence,
+            "stepIndex": turn.awaiting.step_index,
+            "turnId": turn.turn_id,
+        },
+    )
+
+
+async def _after_answers(actor: SessionActor, consumed: list[str]) -> Handled:
+    awaiting = actor.turn.awaiting
+    assert awaiting is not None
+    if _open(awaiting):
+        _emit_waiting(actor)
+        await actor.commit(consumed=consumed)
+        return "parked"
+    _, stop = await _resolve(actor, withdraw=None)
+    if stop:  # a session-limit prompt answered `stop`: the turn ends as a cancel does
+        await actor.end_turn_cancelled(history=[], cancel=None, consumed=consumed)
+        return "ended"
+    actor.checkpoint_later(consumed=consumed)
+    return "resumed"
+
+
+async def _resolve(
+    actor: SessionActor, *, withdraw: Literal["ignored", "cancelled"] | None
+) -> tuple[list[Message], bool]:
+    """Close the batch: `input.resolved`, rejected calls answered, approved ones queued to run.
+
+    Requests still open are withdrawn with `withdraw`. Returns the tool messages a cancel keeps
+    (the calls that will never run, answered as cancelled), and whether a session-limit prompt
+    was answered `stop`.
+    """
+    turn = actor.turn
+    awaiting = turn.awaiting
+    assert awaiting is not None
+    coordinates = {"sequence": turn.sequence, "stepIndex": awaiting.step_index, "turnId": turn.turn_id}
+    resolutions = []
+    refused: list[ToolOutcome] = []
+    kept: list[Message] = []
+    stop = False
+    for request in awaiting.requests:
+        resolution: dict[str, Any] = {"kind": request.kind, "requestId": request.request_id}
+        if request.kind == "session-limit":
+            if request.option_id is None:
+                resolution["outcome"] = withdraw or "cancelled"
+            elif request.option_id == "continue":
+                resolution["outcome"] = "approved"
+                grant(actor.state, actor.agent.config.limits, is_root=True)
+            else:
+                resolution["outcome"] = "denied"
+                stop = True
+        else:
+            _resolve_call(actor, request, resolution, withdraw, refused, kept)
+        if request.response is not None:
+            resolution["response"] = request.response
+        resolutions.append(resolution)
+    actor.emit("input.resolved", {"resolutions": resolutions, **coordinates})
+    relay_to_parent(actor, "resolved", {"resolutions": resolutions})
+    messages: list[Message] = []
+    for outcome in refused:
+        actor.emit("action.result", {**outcome.result_event(outcome.call.name), **coordinates})
+        messages.append(
+            ToolMessage(
+                tool_call_id=outcome.call.id, name=outcome.call.name, content=outcome.model_content, is_error=True
+            )
+        )
+    turn.awaiting = None
+    if withdraw == "cancelled":
+        return [*messages, *kept], stop
+    actor.checkpoint_later(history=messages)
+    return [], stop
+
+
+def _resolve_call(
+    actor: SessionActor,
+    request: PendingRequest,
+    resolution: dict[str, Any],
+    withdraw: Literal["ignored", "cancelled"] | None,
+    refused: list[ToolOutcome],
+    kept: list[Message],
+) -> None:
+    """The outcome of one tool-approval request."""
+    assert request.call is not None
+    call = ToolCall(id=request.call.id, name=request.call.name, arguments=request.call.arguments)
+    if request.option_id is None:
+        assert withdraw is not None
+        resolution["outcome"] = withdraw
+        if withdraw == "ignored":
+            refused.append(refused_outcome(call, request_id=request.request_id, status="ignored"))
+        else:
+            kept.append(_cancelled_message(call))
+    elif request.option_id == APPROVE:
+        resolution["outcome"] = "approved"
+        if request.call.name not in actor.state.approved_tools:
+            actor.state.approved_tools.append(request.call.name)
+        if withdraw == "cancelled":  # approved, but the turn ends before it could run
+            kept.append(_cancelled_message(call))
+        else:
+            actor.turn.execute.append(request.call)
+    else:
+        resolution["outcome"] = "denied" if request.option_id in NEGATIVE_OPTIONS else "invalid"
+        refused.append(refused_outcome(call, request_id=request.request_id, status="denied"))
+
+
+def _cancelled_message(call: ToolCall) -> ToolMessage:
+    outcome = cancelled_outcome(call)
+    return ToolMessage(tool_call_id=call.id, name=call.name, content=outcome.model_content, is_error=True)

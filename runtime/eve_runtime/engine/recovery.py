@@ -1,0 +1,242 @@
+"""Recovering a turn from what an interrupted attempt left in the event log.
+
+A checkpoint records how many events were durable when it was written. Events after that count
+were written by an attempt that never reached its checkpoint (a crash, a kill). From them the
+turn's history is rebuilt without running anything again:
+
+- a completed step (its `step.completed` is there) contributes its reply text, tool calls and
+  results, exactly as it would have been checkpointed;
+- the interrupted step contributes its tool calls whose start (`actions.requested`) is durable,
+  each answered with its recorded result when `action.result` made it to the log, or as
+  *abandoned* otherwise: such a call is never run again, and the model is told so;
+- except a workflow tool's call (`@tool(workflow=True)`) without a result: it is *resumed*, its
+  body run again with the journal its events hold (see `eve_runtime.engine.workflow`), first thing in
+  the next step;
+- text the interrupted step streamed is dropped (streamed deltas stay on the stream).
+
+The turn then re-runs the interrupted step, with the same `turnId`, `stepIndex` and `sequence`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from eve_runtime.checkpoint import CallRecord
+from eve_runtime.engine.workflow import journal_from_events
+from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage
+from eve_runtime.models.base import Usage
+from eve_runtime.project.runtime_agent import RuntimeAgent
+from eve_runtime.tasks.delegation import working_tasks
+from eve_runtime.tasks.flow import recover_tasks
+
+if TYPE_CHECKING:
+    from eve_runtime.engine.actor import SessionActor
+
+logger = logging.getLogger("eve.actor")
+
+__all__ = ["ABANDONED_TEXT", "RecoveredSteps", "recover_executed", "recover_steps", "recover_turn"]
+
+ABANDONED_TEXT = (
+    "This call was interrupted before its result was recorded, and it was not run again. It may or "
+    "may not have taken effect: check before calling the tool again if it is still needed."
+)
+
+
+@dataclass
+class _Step:
+    index: int
+    completed: bool = False
+    text: str | None = None
+    calls: list[ToolCall] = field(default_factory=list)
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    usage: Usage | None = None
+    cost_usd: float | None = None
+    finish_reason: str | None = None
+
+
+@dataclass
+class RecoveredSteps:
+    """What the events after a checkpoint add to a turn."""
+
+    history: list[Message]
+    next_step: int
+    """The step index to run next (the interrupted step's own index when one was interrupted)."""
+    interrupted: bool
+    """Whether a step was cut short (it counts towards STEP_INTERRUPTED)."""
+    usage: list[tuple[Usage, float | None]]
+    """The usage of the steps that completed after the checkpoint."""
+    replied: bool = False
+    """The last step completed with the turn's final reply: the turn only needs closing."""
+    resume: list[CallRecord] = field(default_factory=list)
+    """Workflow calls of the interrupted step to run again with their journals."""
+
+
+def _result_content(agent: RuntimeAgent, name: str, data: dict[str, Any]) -> tuple[str, bool]:
+    result = data.get("result", {})
+    output = result.get("output")
+    status = data.get("status")
+    if status == "rejected":
+        return "Tool execution was denied.", True
+    if result.get("isError") or status == "failed":
+        label = result.get("errorName") or "Error"
+        message = output if isinstance(output, str) else json.dumps(output, separators=(",", ":"))
+        return f"{label}: {message}", True
+    tool = agent.tools.get(name)
+    projection = tool.options.to_model_output if tool is not None else None
+    value = projection(output) if projection is not None else output
+    return (value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))), False
+
+
+def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]], next_step: int) -> RecoveredSteps:
+    """Rebuild the steps of turn `turn_id` from events written after its checkpoint."""
+    steps: dict[int, _Step] = {}
+    for event in events:
+        data = event.get("data", {})
+        if data.get("turnId") != turn_id or "stepIndex" not in data:
+            continue
+        step = steps.setdefault(data["stepIndex"], _Step(data["stepIndex"]))
+        kind = event.get("type")
+        if kind == "message.completed":
+            step.text = data.get("message")
+        elif kind == "actions.requested":
+            for action in data.get("actions", []):
+                step.calls.append(
+                    ToolCall(
+                        id=action["callId"],
+                        name=action.get("toolName") or action.get("name", ""),
+                        arguments=action.get("input", {}),
+                    )
+                )
+        elif kind == "action.result":
+            step.results[data["result"]["callId"]] = data
+        elif kind == "step.completed":
+            step.completed = True
+            step.finish_reason = data.get("finishReason")
+            if "usage" in data:
+                raw = data["usage"]
+                step.usage = Usage(
+                    input_tokens=raw.get("inputTokens", 0),
+                    output_tokens=raw.get("outputTokens", 0),
+                    cache_read_tokens=raw.get("cacheReadTokens", 0),
+                    cache_write_tokens=raw.get("cacheWriteTokens", 0),
+                )
+                step.cost_usd = raw.get("costUsd")
+    history: list[Message] = []
+    usage: list[tuple[Usage, float | None]] = []
+    resume: list[CallRecord] = []
+    interrupted = False
+    for index in sorted(steps):
+        step = steps[index]
+        next_step = index + 1 if step.completed else index
+        interrupted = interrupted or not step.completed
+        if step.usage is not None:
+            usage.append((step.usage, step.cost_usd))
+        if not step.calls:
+            if step.completed and step.text:
+                history.append(AssistantMessage(content=step.text))
+            continue
+        history.append(
+            AssistantMessage(content=(step.text or "") if step.completed else "", tool_calls=tuple(step.calls))
+        )
+        for call in step.calls:
+            recorded = step.results.get(call.id)
+            if recorded is None and _is_workflow(agent, call.name):
+                journal = journal_from_events(call.id, events)
+                resume.append(CallRecord(id=call.id, name=call.name, arguments=call.arguments, journal=journal))
+                next_step = index + 1  # the step's model call is done: the next one starts with the resumed calls
+                continue
+            if recorded is None:
+                history.append(ToolMessage(tool_call_id=call.id, name=call.name, content=ABANDONED_TEXT, is_error=True))
+                continue
+            content, is_error = _result_content(agent, call.name, recorded)
+            history.append(ToolMessage(tool_call_id=call.id, name=call.name, content=content, is_error=is_error))
+    last = steps[max(steps)] if steps else None
+    replied = (
+        last is not None
+        and last.completed
+        and not last.calls
+        and last.finish_reason not in (None, "tool-calls", "other")
+    )
+    return RecoveredSteps(
+        history=history, next_step=next_step, interrupted=interrupted, usage=usage, replied=replied, resume=resume
+    )
+
+
+def _is_workflow(agent: RuntimeAgent, name: str) -> bool:
+    tool = agent.tools.get(name)
+    return tool is not None and tool.options.workflow
+
+
+def recover_executed(
+    agent: RuntimeAgent, calls: list[CallRecord], events: list[dict[str, Any]]
+) -> tuple[list[Message], list[CallRecord]]:
+    """Calls that may have run at the start of a step before a crash (approved or resumed ones).
+
+    Returns their recorded results (or abandoned), and the workflow calls to resume again with
+    their journals extended by what these events add.
+    """
+    results = {e["data"]["result"]["callId"]: e["data"] for e in events if e.get("type") == "action.result"}
+    messages: list[Message] = []
+    resume: list[CallRecord] = []
+    for call in calls:
+        recorded = results.get(call.id)
+        if recorded is None and _is_workflow(agent, call.name):
+            journal = [*(call.journal or []), *journal_from_events(call.id, events)]
+            resume.append(call.model_copy(update={"journal": journal}))
+        elif recorded is None:
+            messages.append(ToolMessage(tool_call_id=call.id, name=call.name, content=ABANDONED_TEXT, is_error=True))
+        else:
+            content, is_error = _result_content(agent, call.name, recorded)
+            messages.append(ToolMessage(tool_call_id=call.id, name=call.name, content=content, is_error=is_error))
+    return messages, resume
+
+
+async def recover_turn(actor: SessionActor) -> None:
+    """Rebuild the open turn from the events an interrupted attempt left after the checkpoint."""
+    turn = actor.state.turn
+    if turn is None:
+        return
+    events: list[dict[str, Any]] = []
+    if actor.emitter.next_index > actor.state.event_count:
+        rows = await actor.store.read_events(actor.session_id, actor.state.event_count)
+        events = [json.loads(row.line) for row in rows]
+    executed: list[Message] = []
+    resumed: list[CallRecord] = []
+    if turn.execute and turn.execute_started:
+        # Approved calls that may have started: never run again (recorded results kept),
+        # except workflow tools, which resume from their journals.
+        executed, resumed = recover_executed(actor.agent, turn.execute, events)
+        turn.execute = resumed
+        turn.execute_started = False
+    if not events and not executed and not resumed:
+        return
+    await recover_tasks(actor, events)
+    recovered = recover_steps(actor.agent, turn.turn_id, events, turn.step_index)
+    recovered.history[0:0] = executed
+    turn.execute.extend(recovered.resume)
+    for usage, cost in recovered.usage:
+        actor.state.usage.add(usage, cost)
+    turn.step_index = recovered.next_step
+    # a workflow tool resumed from its journal lost nothing: that alone is no interruption
+    if (recovered.interrupted and not recovered.resume) or executed:
+        turn.interruptions += 1
+        logger.warning("session %s: turn %s resumed after an interruption", actor.session_id, turn.turn_id)
+    if recovered.replied and not working_tasks(actor.state):
+        # The final reply was durable; only the turn's end was lost with the crash.
+        await actor.end_turn_completed(history=recovered.history)
+        return
+    if recovered.replied:  # ... but its tasks still work: the turn waits for them
+        turn.waiting_on_tasks = True
+    if turn.interruptions > actor.runtime.options.max_interruptions:
+        await actor.end_turn_failed(
+            "STEP_INTERRUPTED",
+            f"The turn was interrupted {turn.interruptions} times (more than "
+            f"{actor.runtime.options.max_interruptions}); it was stopped.",
+            None,
+            history=recovered.history,
+        )
+        return
+    await actor.commit(history=recovered.history)

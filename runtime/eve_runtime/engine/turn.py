@@ -1,0 +1,400 @@
+"""Running one turn: steps of one model call plus the tool calls that follow it, until the reply.
+
+The runner belongs to a session's actor and is the only code emitting the turn's events. The
+actor hands it steering messages and cancels while it runs:
+
+- a steering message that arrives before the step produced any output aborts the model call
+  (`step.completed` with `finishReason: "other"`) and joins the same turn; after output started
+  it joins at the next step boundary, or starts a new turn if this step's reply ends the turn;
+- a cancel stops the model call and the tools (`turn.cancelled`, then `session.waiting`).
+
+Each step's events are written as they happen; before a tool runs, its start record
+(`actions.requested`) is durable; the step's checkpoint commits after its events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from eve_runtime.checkpoint import step_usage_wire
+from eve_runtime.crashpoints import crashpoint
+from eve_runtime.engine.call_batch import CallBatch
+from eve_runtime.engine.compaction import compact_before_call
+from eve_runtime.engine.conversation import REPLY_TOOL, build_request, unwrap_reply
+from eve_runtime.engine.limits import exceeded_limit
+from eve_runtime.engine.model_call import Cancelled, ModelCall, ModelResult, Steered, StepFailed
+from eve_runtime.engine.parked import decide_calls, park_for_approval, park_for_limit
+from eve_runtime.engine.tool_runner import ToolOutcome, cancelled_outcome, refused_outcome
+from eve_runtime.engine.workflow import QuestionBoard, ServeInbox
+from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage
+from eve_runtime.models.base import (
+    ModelSettings,
+)
+from eve_runtime.store.base import DeliveryRecord, StoreError
+from eve_runtime.tasks.calls import run_task_calls, run_tool_task, tool_task_names
+from eve_runtime.tasks.delegation import (
+    TASK_CANCEL,
+    TASK_WAIT,
+    action_entry,
+    delegation_tools,
+    presentation_label,
+    working_tasks,
+)
+from eve_runtime.tasks.flow import absorb_results, note_tasks, park_on_tasks
+
+if TYPE_CHECKING:
+    from eve_runtime.engine.actor import SessionActor
+
+__all__ = ["StepEnd", "TurnRunner"]
+
+logger = logging.getLogger("eve.turn")
+
+OUTPUT_SCHEMA_MESSAGE = "The agent could not produce a result matching the requested schema."
+CONTENT_FILTER_MESSAGE = "The model's response was blocked by the provider's content filter."
+
+
+class StepEnd(enum.Enum):
+    """How a step ended, for the runner's loop."""
+
+    CONTINUE = "continue"
+    DONE = "done"
+    PARKED = "parked"
+
+
+class TurnRunner:
+    """Runs the actor's current turn to its end (or to a boundary when the actor stops)."""
+
+    def __init__(self, actor: SessionActor) -> None:
+        self.actor = actor
+        self.steering: list[DeliveryRecord] = []
+        self.task_results: list[DeliveryRecord] = []
+        self.questions = QuestionBoard(actor)
+        """Questions the turn's running tools wait on (`ctx.ask`)."""
+        self.serve_inbox = ServeInbox()
+        """Inputs for a served tool this session runs (its later calls)."""
+        """Task reports that arrived while a step ran: they settle at the next step boundary."""
+        self._batches: list[CallBatch] = []
+        """The tool calls running now (a steering message fires their abort signals)."""
+        self.cancel_delivery: DeliveryRecord | None = None
+        self.cancel_requested = False
+        self._model_call: ModelCall | None = None
+        self._cancelled = asyncio.Event()
+        self._batch_size = actor.agent.config.experimental.workflow.model_calls_per_step
+        self._batch_start = actor.state.turn.step_index if actor.state.turn is not None else 0
+        self.delegation = delegation_tools(actor.agent, is_root=actor.is_root)
+        tool_tasks = tool_task_names(actor.agent)
+        self._task_tools = (
+            {*self.delegation, *tool_tasks, TASK_WAIT, TASK_CANCEL} if self.delegation or tool_tasks else set()
+        )
+
+    # -- called by the actor ------------------------------------------------------------------
+
+    def steer(self, delivery: DeliveryRecord) -> None:
+        """A message for this turn: abort a model call without output yet, else join at the boundary."""
+        self.steering.append(delivery)
+        for batch in self._batches:
+            batch.abort("steered")  # tools waiting on a person or the clock stop early
+        if self._model_call is not None:
+            self._model_call.steer()
+
+    def cancel(self, delivery: DeliveryRecord | None) -> None:
+        """Stop the turn as soon as possible."""
+        if self.cancel_requested:
+            return
+        self.cancel_requested = True
+        self.cancel_delivery = delivery
+        self._cancelled.set()
+        if self._model_call is not None:
+            self._model_call.cancel()
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Run steps until the turn ends, is cancelled, or the actor asks to stop at a boundary."""
+        actor = self.actor
+        while (turn := actor.state.turn) is not None and turn.awaiting is None and not turn.waiting_on_tasks:
+            if self.cancel_requested:
+                await self.finish_cancelled([])
+                return
+            if actor.stopping:
+                return
+            if self.steering:
+                await self._absorb_steering()
+                continue
+            if turn.tool_call is not None:
+                await run_tool_task(self, turn.tool_call)
+                return
+            await absorb_results(actor, self.task_results)
+            note_tasks(actor)
+            if await self._step() in (StepEnd.DONE, StepEnd.PARKED):
+                return
+
+    async def _absorb_steering(self) -> None:
+        actor = self.actor
+        for delivery in list(self.steering):
+            self.steering.remove(delivery)
+            actor.checkpoint_later(history=[actor.join_turn(delivery)], consumed=[delivery.id])
+
+    # -- one step ----------------------------------------------------------------------------
+
+    def _turn_coordinates(self) -> dict[str, Any]:
+        turn = self.actor.turn
+        return {"sequence": turn.sequence, "turnId": turn.turn_id}
+
+    def step_coordinates(self, step_index: int) -> dict[str, Any]:
+        turn = self.actor.turn
+        return {"sequence": turn.sequence, "stepIndex": step_index, "turnId": turn.turn_id}
+
+    async def _step(self) -> StepEnd:
+        actor = self.actor
+        options = actor.runtime.options
+        exceeded = exceeded_limit(actor.state, actor.agent.config.limits, is_root=actor.is_root)
+        if exceeded is not None:
+            if actor.state.task_mode:  # nobody to ask: the model call fails
+                await self._finish_failed(StepFailed(exceeded.code, exceeded.message))
+                return StepEnd.DONE
+            await park_for_limit(actor, actor.turn.step_index, exceeded)
+            return StepEnd.PARKED
+        failure: StepFailed | None = None
+        for attempt in range(options.step_attempts):
+            if attempt:
+                await asyncio.sleep(options.step_retry_delay)
+            try:
+                return await self._attempt_step()
+            except StepFailed as exc:
+                if exc.code == "STEP_FAILED":
+                    failure = exc
+                    continue
+                await self._finish_failed(exc)
+                return StepEnd.DONE
+            except Steered:
+                return StepEnd.CONTINUE
+            except Cancelled:
+                return StepEnd.DONE
+            except StoreError:
+                raise  # the store is gone: the actor stops and recovery takes over
+            except Exception as exc:  # a bug or a broken resolver: retried like any failed step
+                logger.warning(
+                    "session %s: step %d of %s failed (attempt %d): %s",
+                    actor.session_id,
+                    actor.turn.step_index,
+                    actor.turn.turn_id,
+                    attempt + 1,
+                    exc,
+                    exc_info=exc,
+                )
+                failure = StepFailed("STEP_FAILED", f"{type(exc).__name__}: {exc}")
+        assert failure is not None
+        await self._finish_failed(failure)
+        return StepEnd.DONE
+
+    async def _attempt_step(self) -> StepEnd:
+        actor = self.actor
+        turn = actor.turn
+        step_index = turn.step_index
+        model, model_id = await actor.model_for_step(step_index)
+        actor.emit("step.started", {"modelId": model_id, **self.step_coordinates(step_index)})
+        self._model_call = ModelCall(actor, self.step_coordinates(step_index))
+        if turn.execute:
+            await self._run_approved(step_index)
+        try:
+            request = build_request(actor.agent, actor.state, actor.history, self._settings(), is_root=actor.is_root)
+            if await compact_before_call(actor, model, model_id, step_index, request):
+                request = build_request(
+                    actor.agent, actor.state, actor.history, self._settings(), is_root=actor.is_root
+                )
+            result = await self._model_call.run(
+                model, request, cancelled=lambda: self.cancel_requested, steered=lambda: bool(self.steering)
+            )
+        except Steered:
+            actor.emit("step.completed", {"finishReason": "other", **self.step_coordinates(step_index)})
+            turn.step_index = step_index + 1
+            actor.checkpoint_later()
+            raise
+        except Cancelled:
+            await self.finish_cancelled([])
+            raise
+        finish = result.finish
+        assert finish is not None
+        if finish.reason == "content-filter":
+            raise StepFailed(
+                "MODEL_CALL_FAILED",
+                CONTENT_FILTER_MESSAGE,
+                {"semanticErrorId": "model-response-content-filtered", "finishReason": "content-filter"},
+            )
+        actor.add_usage(finish)
+        usage = {"usage": step_usage_wire(finish.usage, finish.cost_usd)}
+        if result.reasoning:
+            actor.emit("reasoning.completed", {"reasoning": result.reasoning, **self.step_coordinates(step_index)})
+        if result.calls:
+            return await self._tool_step(step_index, result, usage)
+        actor.emit(
+            "message.completed",
+            {"finishReason": finish.reason, "message": result.text, **self.step_coordinates(step_index)},
+        )
+        actor.emit("step.completed", {"finishReason": finish.reason, **self.step_coordinates(step_index), **usage})
+        reply = AssistantMessage(content=result.text, reasoning=result.reasoning)
+        if working_tasks(actor.state) or self.task_results:  # no turn ends while one of its tasks works
+            turn.step_index = step_index + 1
+            actor.checkpoint_later(history=[reply])
+            await absorb_results(actor, self.task_results)
+            if not working_tasks(actor.state):
+                return StepEnd.CONTINUE  # the results arrived meanwhile: the model reads them next
+            await park_on_tasks(actor, [])
+            return StepEnd.PARKED
+        if turn.output_schema is not None:
+            actor.emit(
+                "step.failed",
+                {
+                    "code": "OUTPUT_SCHEMA_NOT_FULFILLED",
+                    "message": OUTPUT_SCHEMA_MESSAGE,
+                    **self.step_coordinates(step_index),
+                },
+            )
+            await actor.end_turn_failed("OUTPUT_SCHEMA_NOT_FULFILLED", OUTPUT_SCHEMA_MESSAGE, None, history=[reply])
+            return StepEnd.DONE
+        await actor.end_turn_completed(history=[reply])
+        return StepEnd.DONE
+
+    async def _tool_step(self, step_index: int, result: ModelResult, usage: dict[str, Any]) -> StepEnd:
+        actor = self.actor
+        turn = actor.turn
+        coordinates = self.step_coordinates(step_index)
+        reply_calls = [c for c in result.calls if c.name == REPLY_TOOL and turn.output_schema is not None]
+        task_calls = [c for c in result.calls if c.name in self._task_tools]
+        calls = [c for c in result.calls if c not in reply_calls and c not in task_calls]
+        if result.text:
+            actor.emit("message.completed", {"finishReason": "tool-calls", "message": result.text, **coordinates})
+        for call in [c for c in result.calls if c not in reply_calls]:
+            requested: dict[str, Any] = {"actions": [action_entry(call, self.delegation)]}
+            if call.name in self.delegation:
+                requested["presentation"] = {call.id: {"label": presentation_label(call)}}
+            actor.emit("actions.requested", {**requested, **coordinates})
+        decisions = await decide_calls(actor, calls)
+        await actor.flush()  # a call's start record is durable before the call runs
+        crashpoint("after-actions-requested")
+        runnable = [c for c in calls if decisions[c.id][0] in ("not-applicable", "approved")]
+        asking = [c for c in calls if decisions[c.id][0] == "user-approval"]
+        outcomes = await self.run_tools(runnable, step_index)
+        if self.cancel_requested:
+            for call in task_calls:
+                outcomes[call.id] = cancelled_outcome(call)
+        for call in calls:
+            decision, reason = decisions[call.id]
+            if decision == "denied":
+                outcomes[call.id] = refused_outcome(call, request_id=None, status="denied", reason=reason)
+                actor.emit("action.result", {**outcomes[call.id].result_event(call.name), **coordinates})
+        if self.cancel_requested:
+            for call in asking:
+                outcomes[call.id] = cancelled_outcome(call)
+        if self.cancel_requested:
+            await self.finish_cancelled(self._step_messages(result, reply_calls, outcomes))
+            raise Cancelled()
+        actor.emit("step.completed", {"finishReason": "tool-calls", **coordinates, **usage})
+        wait = await run_task_calls(self, task_calls, outcomes, coordinates, asking=bool(asking))
+        messages = self._step_messages(result, reply_calls, outcomes)
+        if wait is not None:
+            turn.step_index = step_index + 1
+            await park_on_tasks(actor, messages, wait=wait)
+            return StepEnd.PARKED
+        if asking:
+            turn.step_index = step_index + 1
+            await park_for_approval(actor, step_index, asking, messages)
+            return StepEnd.PARKED
+        if reply_calls:
+            assert turn.output_schema is not None
+            value = unwrap_reply(turn.output_schema, reply_calls[0].arguments)
+            actor.emit("result.completed", {"result": value, **coordinates})
+            await actor.end_turn_completed(history=messages, result=value)
+            return StepEnd.DONE
+        turn.step_index = step_index + 1
+        crashpoint("before-checkpoint")
+        boundary = (turn.step_index - self._batch_start) % self._batch_size == 0
+        if boundary:
+            self._batch_start = turn.step_index
+        # Inside a batch (model_calls_per_step > 1) the messages are saved with the batch's checkpoint;
+        # until then recovery rebuilds them from the events.
+        actor.checkpoint_later(history=messages, checkpoint=boundary)
+        return StepEnd.CONTINUE
+
+    def _step_messages(
+        self, result: ModelResult, reply_calls: list[ToolCall], outcomes: dict[str, ToolOutcome]
+    ) -> list[Message]:
+        """The step's assistant message and the answers of its calls (a parked wait is answered later)."""
+        assistant = AssistantMessage(content=result.text, reasoning=result.reasoning, tool_calls=tuple(result.calls))
+        messages: list[Message] = [assistant]
+        for call in result.calls:
+            if call in reply_calls:
+                messages.append(ToolMessage(tool_call_id=call.id, name=call.name, content="Result recorded."))
+            elif call.id in outcomes:
+                outcome = outcomes[call.id]
+                messages.append(
+                    ToolMessage(
+                        tool_call_id=call.id, name=call.name, content=outcome.model_content, is_error=outcome.is_error
+                    )
+                )
+        return messages
+
+    async def _run_approved(self, step_index: int) -> None:
+        """Run the calls a person approved, first thing in the step after the approval."""
+        actor = self.actor
+        turn = actor.turn
+        calls = [ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in turn.execute]
+        if not turn.execute_started:
+            turn.execute_started = True  # from here on, a crash answers them as abandoned
+            actor.checkpoint_later()
+            await actor.flush()
+        journals = {c.id: c.journal for c in turn.execute if c.journal is not None}
+        outcomes = await self.run_tools(calls, step_index, journals=journals)
+        messages: list[Message] = [
+            ToolMessage(
+                tool_call_id=c.id, name=c.name, content=outcomes[c.id].model_content, is_error=outcomes[c.id].is_error
+            )
+            for c in calls
+        ]
+        turn.execute = []
+        turn.execute_started = False
+        if self.cancel_requested:
+            await self.finish_cancelled(messages)
+            raise Cancelled()
+        actor.checkpoint_later(history=messages)
+
+    # -- the model call ----------------------------------------------------------------------
+
+    def _settings(self) -> ModelSettings:
+        config = self.actor.agent.config
+        reasoning = config.reasoning if config.reasoning != "provider-default" else None
+        return ModelSettings(reasoning=reasoning, model_options=dict(config.model_options))
+
+    # -- tools -----------------------------------------------------------------------------
+
+    async def run_tools(
+        self, calls: Sequence[ToolCall], step_index: int, *, journals: dict[str, list[dict[str, Any]]] | None = None
+    ) -> dict[str, ToolOutcome]:
+        """Run calls in parallel (see `eve_runtime.engine.call_batch`); a cancel stops them."""
+        self.questions.step_index = step_index
+        batch = CallBatch(self.actor, self.questions, self.serve_inbox, self.step_coordinates(step_index))
+        self._batches.append(batch)
+        try:
+            return await batch.run(calls, journals or {}, self._cancelled, lambda: self.cancel_requested)
+        finally:
+            self._batches.remove(batch)
+
+    # -- endings ---------------------------------------------------------------------------
+
+    async def finish_cancelled(self, history: list[Message]) -> None:
+        self.questions.cancel_all()
+        await self.actor.end_turn_cancelled(history=history, cancel=self.cancel_delivery)
+
+    async def _finish_failed(self, failure: StepFailed) -> None:
+        actor = self.actor
+        turn = actor.turn
+        data: dict[str, Any] = {"code": failure.code, "message": failure.message}
+        if failure.details:
+            data["details"] = failure.details
+        actor.emit("step.failed", {**data, **self.step_coordinates(turn.step_index)})
+        await actor.end_turn_failed(failure.code, failure.message, failure.details)

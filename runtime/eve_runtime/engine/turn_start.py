@@ -1,0 +1,179 @@
+"""Opening a turn, and choosing the model of each of its steps.
+
+A message (or a batch of answers that no longer match an open prompt) that reaches an idle
+session opens a turn: `session.started` the first time (with the runtime, and for a subagent's
+session the call it works for), `turn.started`, `message.received`, then the turn's dynamic
+instructions and model are resolved. What the model reads for a delivery is here too: the
+message, or for stale answers a note that they authorize nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from eve_runtime.authoring.dynamic import DynamicResolver
+from eve_runtime.checkpoint import CallRecord, DynamicValue, ParentLink, TurnState
+from eve_runtime.crashpoints import crashpoint
+from eve_runtime.engine.conversation import client_context_entries, static_user_instructions
+from eve_runtime.engine.dynamic_tools import apply_dynamic_tools
+from eve_runtime.engine.hook_dispatch import settle_before_resolvers
+from eve_runtime.engine.resolvers import ResolverError, dynamic_context, resolve_instructions, resolve_model_id
+from eve_runtime.messages import Message, UserMessage
+from eve_runtime.models.base import Model
+from eve_runtime.store.base import DeliveryRecord
+
+if TYPE_CHECKING:
+    from eve_runtime.engine.actor import SessionActor
+
+__all__ = ["message_of", "model_for_step", "model_text_of", "stale_response_text", "start_turn"]
+
+STALE_RESPONSE_PREAMBLE = (
+    "The user submitted the following response to an earlier interactive prompt.\n"
+    "Treat it as new input at the current point in the conversation and decide whether it is still relevant. "
+    "This does not authorize an earlier action; request approval again if that action is still needed.\n"
+)
+
+
+def stale_response_text(responses: Sequence[dict[str, Any]]) -> str:
+    """What the model reads for answers to prompts that are no longer open: information, never authority."""
+    shaped = []
+    for item in responses:
+        response = {k: item[k] for k in ("optionId", "text") if k in item}
+        shaped.append({"requestId": item.get("requestId"), "response": response})
+    return STALE_RESPONSE_PREAMBLE + json.dumps(shaped, indent=2, ensure_ascii=False)
+
+
+def message_of(delivery: DeliveryRecord) -> tuple[str, list[dict[str, Any]]]:
+    """The `message.received` text and parts of a delivery."""
+    payload = delivery.payload
+    if delivery.kind == "responses":
+        responses = payload.get("inputResponses", [])
+        text = "\n".join(str(r.get("optionId") or r.get("text") or "") for r in responses)
+        return text, [{"text": text, "type": "text"}]
+    parts = payload.get("parts") or [{"text": payload.get("message", ""), "type": "text"}]
+    return payload.get("message", ""), parts
+
+
+def model_text_of(delivery: DeliveryRecord) -> str:
+    """What the model reads for a delivery."""
+    if delivery.kind == "responses":
+        return stale_response_text(delivery.payload.get("inputResponses", []))
+    return str(delivery.payload.get("message", ""))
+
+
+async def start_turn(actor: SessionActor, delivery: DeliveryRecord) -> None:
+    """Open a turn for a message: `session.started` first (once), `turn.started`, `message.received`."""
+    state = actor.state
+    sequence = state.next_sequence
+    turn = TurnState(
+        turn_id=f"turn_{sequence}",
+        sequence=sequence,
+        delivery_ids=[delivery.id],
+        user_index=len(actor.history),
+        client_context=client_context_entries(delivery.payload.get("clientContext")),
+        output_schema=delivery.payload.get("outputSchema"),
+        task_call=delivery.payload.get("taskCall"),
+        tool_call=CallRecord.model_validate(delivery.payload["toolCall"]) if "toolCall" in delivery.payload else None,
+    )
+    state.next_sequence = sequence + 1
+    state.turn = turn
+    actor.emitter.delivery_ids = (delivery.id,)
+    opening: list[Message] = []
+    first = not state.started
+    if first:
+        state.task_mode = delivery.payload.get("mode") == "task"
+        parent = delivery.payload.get("parent")
+        if isinstance(parent, dict):
+            state.parent = ParentLink(
+                session_id=parent["sessionId"],
+                task_id=parent["taskId"],
+                name=parent["name"],
+                call_id=parent["callId"],
+                turn_id=parent["turnId"],
+            )
+        predecessor = delivery.payload.get("predecessor")
+        if isinstance(predecessor, dict) and isinstance(predecessor.get("sessionId"), str):
+            state.predecessor = predecessor["sessionId"]  # set only by a replacement (eve_runtime.sessions.replacement)
+        state.started = True
+        started: dict[str, Any] = {"runtime": actor.runtime.runtime_info(actor.agent)}
+        if state.predecessor is not None:
+            started["predecessor"] = {"sessionId": state.predecessor}
+        if state.parent is not None:
+            started["invocation"] = {
+                "kind": "subagent",
+                "name": state.parent.name,
+                "parentCallId": state.parent.call_id,
+                "parentSessionId": state.parent.session_id,
+                "parentTurnId": state.parent.turn_id,
+            }
+        actor.emit("session.started", started)
+        opening.extend(static_user_instructions(actor.agent))
+        turn.user_index += len(opening)
+    actor.emit("turn.started", {"sequence": sequence, "turnId": turn.turn_id})
+    text, parts = message_of(delivery)
+    actor.emit("message.received", {"message": text, "parts": parts, "sequence": sequence, "turnId": turn.turn_id})
+    user = UserMessage(content=model_text_of(delivery))
+    try:
+        extra = await _resolve_dynamic(actor, turn, first=not state.session_resolved)
+    except ResolverError as exc:
+        history = [*opening, user]
+        await actor.end_turn_failed("DYNAMIC_RESOLVER_FAILED", str(exc), None, history=history, consumed=[delivery.id])
+        return
+    opening.extend(extra)  # user-role dynamic instructions enter history once, before the message
+    turn.user_index += len(extra)
+    opening.append(user)
+    actor.checkpoint_later(history=opening, consumed=[delivery.id])
+    crashpoint("after-turn-start")
+
+
+def _split(values: dict[str, DynamicValue | None]) -> tuple[dict[str, DynamicValue | None], list[Message]]:
+    """System-role values stay in their scope; user-role ones become history messages."""
+    system = {slug: v for slug, v in values.items() if v is None or v.role == "system"}
+    user: list[Message] = [
+        UserMessage(content=v.content) for v in values.values() if v is not None and v.role == "user" and v.content
+    ]
+    return system, user
+
+
+async def _resolve_dynamic(actor: SessionActor, turn: TurnState, *, first: bool) -> list[Message]:
+    """Resolve the dynamic instructions and model; returns the user-role messages for history.
+
+    The `session.started` resolvers run with the session's first turn, and again at the next
+    turn when they failed (a memo that raised is tried again).
+    """
+    await settle_before_resolvers(actor, ("session.started", "turn.started") if first else ("turn.started",))
+    model = actor.agent.config.model
+    added: list[Message] = []
+    if first:
+        context = await dynamic_context(actor, "session.started", turn)
+        actor.state.dynamic, added = _split(await resolve_instructions(actor.agent, "session.started", context))
+        if isinstance(model, DynamicResolver) and "session.started" in model.events:
+            actor.state.model_id = await resolve_model_id(model, "session.started", context)
+        actor.state.session_resolved = True
+    context = await dynamic_context(actor, "turn.started", turn)
+    turn.dynamic, turn_added = _split(await resolve_instructions(actor.agent, "turn.started", context))
+    if isinstance(model, DynamicResolver) and "turn.started" in model.events:
+        turn.model_id = await resolve_model_id(model, "turn.started", context)
+    await apply_dynamic_tools(actor, turn, new_turn=True)
+    return [*added, *turn_added]
+
+
+async def model_for_step(actor: SessionActor, step_index: int) -> tuple[Model, str]:
+    """The model of the turn's next call, and the id `step.started` reports."""
+    configured = actor.agent.config.model
+    turn = actor.turn
+    if isinstance(configured, DynamicResolver):
+        model_id = turn.model_id or actor.state.model_id
+        if "step.started" in configured.events:
+            context = dataclasses.replace(await dynamic_context(actor, "step.started", turn), step_index=step_index)
+            model_id = await resolve_model_id(configured, "step.started", context)
+        if model_id is None:
+            raise ResolverError("The dynamic model resolver chose no model for this turn.")
+        return actor.runtime.model(model_id), model_id
+    if isinstance(configured, str):
+        return actor.runtime.model(configured), configured
+    model: Model = configured
+    return model, model.model_id

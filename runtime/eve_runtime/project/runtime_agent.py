@@ -1,0 +1,65 @@
+"""What the runtime holds beside the manifest: the loaded callables and definitions of each agent."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from eve_runtime.authoring.channels import Channel, EveChannel
+from eve_runtime.authoring.config import AgentConfig
+from eve_runtime.authoring.dynamic import DynamicResolver
+from eve_runtime.authoring.hooks import Hook
+from eve_runtime.authoring.schedules import Schedule
+from eve_runtime.authoring.schema import FunctionSchema
+from eve_runtime.authoring.tools import ToolOptions
+from eve_runtime.project.manifest import AgentManifest, ToolManifest
+
+__all__ = ["RuntimeAgent", "RuntimeTool"]
+
+
+@dataclass(frozen=True)
+class RuntimeTool:
+    """A tool the engine can call: its manifest entry and, for authored tools, the function."""
+
+    manifest: ToolManifest
+    function: Callable[..., Any] | None = None
+    """None for framework tools (the engine provides them)."""
+    schema: FunctionSchema | None = None
+    options: ToolOptions = ToolOptions()
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+
+@dataclass
+class RuntimeAgent:
+    """One compiled agent with everything it runs."""
+
+    manifest: AgentManifest
+    config: AgentConfig
+    tools: dict[str, RuntimeTool] = field(default_factory=dict)
+    dynamic_instructions: list[DynamicResolver] = field(default_factory=list)
+    dynamic_tools: dict[str, DynamicResolver] = field(default_factory=dict)
+    hooks: dict[str, Hook] = field(default_factory=dict)
+    schedules: dict[str, Schedule] = field(default_factory=dict)
+    subagents: dict[str, RuntimeAgent] = field(default_factory=dict)
+    deployment: str = ""
+    """The build this agent belongs to (the app manifest's content hash; empty when not compiled from an app)."""
+    state_keys: frozenset[str] | None = None
+    """The `define_state` keys the build defines (None: unknown, so a handoff drops none)."""
+    channels: dict[str, Channel] = field(default_factory=dict)
+    """Custom channels by name (the root agent only)."""
+    eve_channel: EveChannel | None = None
+    """The authored `channels/eve.py`, replacing the default HTTP channel's auth (or disabling it)."""
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    def walk(self) -> Iterator[RuntimeAgent]:
+        """This agent, then its subagents depth first."""
+        yield self
+        for child in self.subagents.values():
+            yield from child.walk()

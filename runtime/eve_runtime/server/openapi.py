@@ -1,0 +1,474 @@
+"""The OpenAPI 3.1 document of the `/eve/v1` API, served at `GET /eve/v1/openapi.json`.
+
+It describes exactly what `server.py` serves: every route, parameter, request body, status code,
+response body and header. The request schemas are as strict as the server (a body they reject,
+the server rejects), so a schema-driven fuzzer can check both directions.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from eve_runtime._version import __version__
+from eve_runtime.server.bodies import MAX_ID_LENGTH
+
+__all__ = ["openapi_document"]
+
+JSON = dict[str, Any]
+Mode = Literal["development", "production"]
+
+_REF = "#/components/schemas/"
+_ID_STRING: JSON = {"type": "string", "minLength": 1, "maxLength": MAX_ID_LENGTH, "pattern": "^[^\\x00-\\x1f\\x7f]+$"}
+_SESSION_ID: JSON = {"type": "string", "pattern": "^wrun_[0-9A-HJKMNP-TV-Z]{26}$"}
+_FORBIDDEN_ON_EVERY_BODY = ["continuationToken"]
+
+
+def _ref(name: str) -> JSON:
+    return {"$ref": _REF + name}
+
+
+def _none_of(*keys: str) -> JSON:
+    return {"not": {"anyOf": [{"required": [key]} for key in keys]}}
+
+
+def _json(schema: JSON, description: str, headers: JSON | None = None) -> JSON:
+    response: JSON = {"description": description, "content": {"application/json": {"schema": schema}}}
+    if headers:
+        response["headers"] = headers
+    return response
+
+
+def _header(description: str, *, required: bool = True) -> JSON:
+    return {"description": description, "required": required, "schema": {"type": "string"}}
+
+
+def _error(description: str) -> JSON:
+    return _json(_ref("Error"), description)
+
+
+def _schemas() -> JSON:
+    text_part = {
+        "type": "object",
+        "required": ["type", "text"],
+        "properties": {"type": {"const": "text"}, "text": {"type": "string", "minLength": 1}},
+    }
+    turn_fields = {
+        "clientContext": {
+            "description": "Turn-scoped context for the model (not persisted): each entry becomes a user message.",
+            "oneOf": [
+                {"type": "string"},
+                {"type": "array", "items": {"type": "string", "minLength": 1}},
+                {"type": "object"},
+            ],
+        },
+        "outputSchema": {"type": "object", "description": "A JSON Schema the turn's result must match."},
+        "turnPolicy": {"enum": ["steer", "queue"], "description": "Steer the running turn (default) or queue."},
+        "idempotencyKey": {**_ID_STRING, "description": "A retried send with the same key starts nothing new."},
+    }
+    message = {
+        "description": "The user's message: text, or an array of text parts (file parts are not supported yet).",
+        "oneOf": [
+            {"type": "string", "minLength": 1},
+            {"type": "array", "minItems": 1, "items": _ref("TextPart")},
+        ],
+    }
+    input_response = {
+        "type": "object",
+        "required": ["requestId"],
+        "properties": {"requestId": _ID_STRING, "optionId": {"type": "string"}, "text": {"type": "string"}},
+    }
+    ok = {"const": True}
+    return {
+        "Error": {
+            "type": "object",
+            "required": ["ok", "error"],
+            "properties": {
+                "ok": {"const": False},
+                "error": {"type": "string"},
+                "code": {"type": "string"},
+                "errorId": {"type": "string"},
+            },
+        },
+        "TextPart": text_part,
+        "InputResponse": input_response,
+        "CreateSession": {
+            "type": "object",
+            "properties": {
+                "message": message,
+                **turn_fields,
+                "mode": {"enum": ["conversation", "task"]},
+                "operationId": {**_ID_STRING, "description": "Create-once key: a repeat returns the same session."},
+            },
+            "dependentRequired": {"clientContext": ["message"], "outputSchema": ["message"]},
+            **_none_of(*_FORBIDDEN_ON_EVERY_BODY, "inputResponses", "callback", "forwardedPrincipal", "forwardedAuth"),
+        },
+        "SendToSession": {
+            "type": "object",
+            "properties": {
+                "message": message,
+                "inputResponses": {"type": "array", "minItems": 1, "items": _ref("InputResponse")},
+                **turn_fields,
+            },
+            "oneOf": [{"required": ["message"]}, {"required": ["inputResponses"]}],
+            **_none_of(*_FORBIDDEN_ON_EVERY_BODY),
+        },
+        "Cancel": {
+            "type": "object",
+            "properties": {"turnId": {**_ID_STRING, "description": "Cancel only if this turn is running."}},
+            **_none_of(*_FORBIDDEN_ON_EVERY_BODY),
+        },
+        "Reset": {
+            "type": "object",
+            "properties": {"reason": {"type": "string", "minLength": 1}},
+            **_none_of(*_FORBIDDEN_ON_EVERY_BODY),
+        },
+        "Control": {"type": "object", **_none_of(*_FORBIDDEN_ON_EVERY_BODY)},
+        "Health": {
+            "type": "object",
+            "required": ["ok", "status", "workflowId"],
+            "properties": {"ok": ok, "status": {"const": "ready"}, "workflowId": {"type": "string"}},
+        },
+        "AgentInfo": {
+            "type": "object",
+            "required": ["kind", "version", "mode"],
+            "properties": {
+                "kind": {"const": "eve-agent-info"},
+                "version": {"type": "integer"},
+                "mode": {"enum": ["development", "production"]},
+            },
+        },
+        "Accepted": {
+            "type": "object",
+            "required": ["ok", "sessionId", "status"],
+            "properties": {"ok": ok, "sessionId": _SESSION_ID, "status": {"const": "accepted"}},
+        },
+        "DeliveryAccepted": {
+            "type": "object",
+            "required": ["ok", "sessionId", "status", "deliveryId"],
+            "properties": {
+                "ok": ok,
+                "sessionId": _SESSION_ID,
+                "status": {"const": "accepted"},
+                "deliveryId": {"type": "string"},
+            },
+        },
+        "NoActiveTurn": _status_only("no_active_turn"),
+        "NoActiveSession": _status_only("no_active_session"),
+        "ResetDone": {
+            "type": "object",
+            "required": ["ok", "previousSessionId", "status"],
+            "properties": {"ok": ok, "previousSessionId": _SESSION_ID, "status": {"const": "reset"}},
+        },
+    }
+
+
+def _status_only(status: str) -> JSON:
+    return {
+        "type": "object",
+        "required": ["ok", "status"],
+        "properties": {"ok": {"const": True}, "status": {"const": status}},
+        "not": {"required": ["sessionId"]},
+    }
+
+
+def _dev_sessions_schema() -> JSON:
+    session = {
+        "type": "object",
+        "required": ["sessionId", "status", "createdAt", "agent"],
+        "properties": {
+            "sessionId": _SESSION_ID,
+            "status": {"enum": ["active", "completed", "failed", "reset"]},
+            "createdAt": {"type": "string", "format": "date-time"},
+            "agent": {"type": "string"},
+        },
+    }
+    return {
+        "type": "object",
+        "required": ["ok", "sessions"],
+        "properties": {"ok": {"const": True}, "sessions": {"type": "array", "items": session}},
+    }
+
+
+def _dev_build_schema() -> JSON:
+    return {
+        "type": "object",
+        "required": ["ok", "generation", "rebuilds", "status", "diagnostics"],
+        "properties": {
+            "ok": {"const": True},
+            "generation": {"type": "integer", "description": "The generation serving new turns."},
+            "rebuilds": {"type": "integer", "description": "Rebuilds since the server started, failed ones included."},
+            "status": {"enum": ["ready", "failed"], "description": "How the newest rebuild went."},
+            "diagnostics": {"type": "array", "items": {"type": "object"}, "description": "A failed build's."},
+        },
+    }
+
+
+def _session_parameter() -> JSON:
+    return {
+        "name": "sessionId",
+        "in": "path",
+        "required": True,
+        "description": "The session id (`wrun_` + ULID). Unknown and malformed ids are answered like ended sessions.",
+        "schema": {"type": "string"},
+    }
+
+
+def _path_parameter(name: str, description: str) -> JSON:
+    return {"name": name, "in": "path", "required": True, "description": description, "schema": {"type": "string"}}
+
+
+def _body(schema: str, description: str) -> JSON:
+    return {
+        "required": False,
+        "description": description + " An empty body is the same as `{}`.",
+        "content": {"application/json": {"schema": _ref(schema)}},
+    }
+
+
+def _guard(mode: Mode) -> JSON:
+    if mode == "production":
+        return {
+            "401": {
+                **_error("Missing or wrong `Authorization: Bearer <EVE_AUTH_TOKEN>` (or no token configured)."),
+                "headers": {"www-authenticate": _header("`Bearer`.")},
+            }
+        }
+    return {"403": _error("Not from this machine, or a `Host`/`Origin` that does not name it (eve dev).")}
+
+
+def _body_errors() -> JSON:
+    return {
+        "400": _error("Invalid JSON, not an object, or a field with the wrong type or value."),
+        "408": _error("The body took longer than the body timeout to arrive."),
+        "413": _error("The body is larger than the limit."),
+    }
+
+
+def _operation(
+    operation_id: str,
+    summary: str,
+    responses: JSON,
+    mode: Mode,
+    *,
+    body: JSON | None = None,
+    parameters: list[JSON] | None = None,
+    guarded: bool = True,
+) -> JSON:
+    all_responses = {**responses, **(_guard(mode) if guarded else {}), "500": _error("Unexpected failure (logged).")}
+    operation: JSON = {"operationId": operation_id, "summary": summary, "responses": all_responses}
+    if parameters:
+        operation["parameters"] = parameters
+    if body is not None:
+        operation["requestBody"] = body
+        all_responses.update(_body_errors())
+    if not guarded and mode == "production":
+        operation["security"] = []
+    return operation
+
+
+def _stream_parameters() -> list[JSON]:
+    def query(name: str, schema: JSON, description: str) -> JSON:
+        return {"name": name, "in": "query", "required": False, "description": description, "schema": schema}
+
+    return [
+        _session_parameter(),
+        query(
+            "startIndex",
+            {"type": "integer"},
+            "Events already consumed (0 = from the start); negative counts back from the tail (clamped at 0). "
+            "A decimal integer: `-0` is one, `+1`, `1e2`, `1.5` and `0x10` are not (400).",
+        ),
+        query("follow", {"type": "string"}, "`false` (or `0`): a bounded read up to the tail seen at open."),
+        query(
+            "includeTailIndex",
+            {"type": "string"},
+            "Any value but empty, `0` and `false`: send `x-eve-stream-tail-index` (the read is bounded too).",
+        ),
+        query(
+            "streamControlVersion",
+            {"type": "string"},
+            "`1`: blank heartbeat lines while quiet, then `stream.lease-ended` and the end of the response.",
+        ),
+    ]
+
+
+def _stream_ok() -> JSON:
+    headers = {
+        "x-eve-session-id": _header("The session id."),
+        "x-eve-stream-format": _header("`ndjson`."),
+        "x-eve-stream-version": _header("`26`."),
+        "x-eve-stream-tail-index": _header(
+            "Index of the last event at open (-1: none); bounded reads.", required=False
+        ),
+    }
+    return {
+        "description": "A `\\n`, then one event per line (`{data, type, meta}`); transport records are blank lines "
+        'and `{"$eve": ...}` objects, never counted in `startIndex`.',
+        "headers": headers,
+        "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+    }
+
+
+def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
+    """The OpenAPI 3.1 document of the API as served in `mode` with this body limit."""
+    session = "/eve/v1/session/{sessionId}"
+    sid = [_session_parameter()]
+    accepted_headers = {"x-eve-session-id": _header("The session id.")}
+    paths: JSON = {
+        "/eve/v1/health": {
+            "get": _operation(
+                "health",
+                "Liveness (never guarded).",
+                {"200": _json(_ref("Health"), "Ready.", {"x-eve-task-protocol": _header("`1`.")})},
+                mode,
+                guarded=False,
+            ),
+            "head": _operation(
+                "healthHead", "Liveness, headers only.", {"200": {"description": "Ready."}}, mode, guarded=False
+            ),
+        },
+        "/eve/v1/info": {
+            "get": _operation(
+                "info", "The agent-info document.", {"200": _json(_ref("AgentInfo"), "Agent info.")}, mode
+            )
+        },
+        "/eve/v1/openapi.json": {
+            "get": _operation("openapi", "This document.", {"200": _json({"type": "object"}, "OpenAPI 3.1.")}, mode)
+        },
+        "/eve/v1/session": {
+            "post": _operation(
+                "createSession",
+                "Create a session, optionally with its first message.",
+                {
+                    "202": _json(_ref("Accepted"), "Created (or found by `operationId`).", accepted_headers),
+                    "403": _error("`forwardedPrincipal`/`forwardedAuth` from a caller that is not trusted."),
+                },
+                mode,
+                body=_body("CreateSession", "Without `message` the session is created parked."),
+            )
+        },
+        session: {
+            "post": _operation(
+                "sendToSession",
+                "Send a message or answers (exactly one of `message` and `inputResponses`).",
+                {
+                    "202": _json(_ref("DeliveryAccepted"), "Accepted durably.", accepted_headers),
+                    "409": _error(
+                        "`session_not_active`: unknown, malformed or ended session; `session_dormant` (eve dev "
+                        "only): a session of an earlier run, continued with `eve dev --resume`."
+                    ),
+                },
+                mode,
+                body=_body("SendToSession", "The message or the answers."),
+                parameters=sid,
+            )
+        },
+        f"{session}/cancel": {
+            "post": _operation(
+                "cancelTurn",
+                "Cancel the running turn.",
+                {
+                    "202": _json(_ref("Accepted"), "The cancel is queued."),
+                    "200": _json(_ref("NoActiveTurn"), "Unknown or ended session."),
+                },
+                mode,
+                body=_body("Cancel", "Optionally the turn to cancel."),
+                parameters=sid,
+            )
+        },
+        **{
+            f"{session}/{name}": {
+                "post": _operation(
+                    f"{name}Session",
+                    f"{name.capitalize()} the session (applied once the running turn, if any, has ended).",
+                    {
+                        "202": _json(_ref("Accepted"), f"The {name} is queued."),
+                        "200": _json(_ref("NoActiveSession"), "Unknown or ended session."),
+                        "409": _error(
+                            "`session_stranded` (clear only): the session was written by another eve version; "
+                            "`session_dormant` (clear only, eve dev): a session of an earlier run."
+                        ),
+                    },
+                    mode,
+                    body=_body("Control", "No fields."),
+                    parameters=sid,
+                )
+            }
+            for name in ("compact", "clear")
+        },
+        f"{session}/reset": {
+            "post": _operation(
+                "resetSession",
+                "Retire the session for good.",
+                {"200": _json({"oneOf": [_ref("ResetDone"), _ref("NoActiveSession")]}, "Reset, or nothing to reset.")},
+                mode,
+                body=_body("Reset", "Optionally why."),
+                parameters=sid,
+            )
+        },
+        f"{session}/stream": {
+            "get": _operation(
+                "streamSession",
+                "The session's events as NDJSON (stream version 26).",
+                {
+                    "200": _stream_ok(),
+                    "400": _error("`startIndex` is not an integer."),
+                    "404": _error("Session not found."),
+                },
+                mode,
+                parameters=_stream_parameters(),
+            )
+        },
+        f"{session}/subagents/{{callId}}/{{childSessionId}}/stream": {
+            "get": _operation(
+                "streamSubagentSession",
+                "A subagent's session stream, by the parent session and the call that opened it.",
+                {
+                    "200": _stream_ok(),
+                    "400": _error("`startIndex` is not an integer."),
+                    "404": _error("Session not found (or not a child this call opened)."),
+                },
+                mode,
+                parameters=[
+                    *_stream_parameters(),
+                    _path_parameter("callId", "The parent's call that opened the child (`agent.started.callId`)."),
+                    _path_parameter("childSessionId", "The child session (`agent.started.sessionId`)."),
+                ],
+            )
+        },
+    }
+    components: JSON = {"schemas": _schemas()}
+    if mode == "development":
+        paths["/eve/v1/dev/sessions"] = {
+            "get": _operation(
+                "listDevSessions",
+                "Every session in the store, newest first (served by `eve dev` only; 404 under `eve start`).",
+                {"200": _json(_ref("DevSessions"), "The sessions.")},
+                mode,
+            )
+        }
+        paths["/eve/v1/dev/build"] = {
+            "get": _operation(
+                "getDevBuild",
+                "The generation serving new turns and how the newest rebuild went (served by `eve dev` only).",
+                {"200": _json(_ref("DevBuild"), "The build status.")},
+                mode,
+            )
+        }
+        components["schemas"]["DevSessions"] = _dev_sessions_schema()
+        components["schemas"]["DevBuild"] = _dev_build_schema()
+    document: JSON = {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "eve",
+            "version": __version__,
+            "description": "Durable agent sessions over HTTP with an NDJSON event stream (eve stream version 26). "
+            f"Request bodies are strict JSON objects of at most {max_body_bytes} bytes.",
+        },
+        "paths": paths,
+        "components": components,
+    }
+    if mode == "production":
+        components["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
+        document["security"] = [{"bearer": []}]
+    return document

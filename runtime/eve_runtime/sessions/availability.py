@@ -1,0 +1,132 @@
+"""Which stored sessions this process runs: dormant and stranded ones are left alone.
+
+- **Dormant**: a session of an earlier `eve dev` run, when this one was started without
+  `--resume`. Nothing runs it; a message to it answers 409 `session_dormant`; a reset retires it.
+- **Stranded**: a session written by another version of eve (or by none recorded). Its state
+  may not mean the same to this code, so none of its code runs: a message answers 409
+  `session_stranded` (with the version that wrote it), a live stream too; bounded reads work;
+  cancel has no turn to stop; a reset retires it by writing its end directly.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from eve_runtime._version import __version__
+from eve_runtime.engine.emitter import Emitter
+from eve_runtime.errors import RuntimeFailure
+from eve_runtime.keyed_locks import KeyedLocks
+from eve_runtime.store.base import EventIndexConflict, SessionRecord, Store
+
+__all__ = [
+    "DORMANT_MESSAGE",
+    "Availability",
+    "SessionDormant",
+    "SessionStranded",
+    "retire_once",
+    "retire_stranded",
+]
+
+logger = logging.getLogger("eve.runtime")
+
+DORMANT_MESSAGE = (
+    "This session belongs to an earlier run of eve dev, so it is dormant. Restart with 'eve dev --resume' to "
+    "continue it (its stream can still be read)."
+)
+
+
+class SessionDormant(RuntimeFailure):
+    """A delivery to a session of an earlier `eve dev` run, which was started without `--resume`."""
+
+    def __init__(self) -> None:
+        super().__init__(DORMANT_MESSAGE)
+
+
+class SessionStranded(RuntimeFailure):
+    """A delivery to a session written by another version of eve."""
+
+    def __init__(self, eve_version: str) -> None:
+        wrote = f"eve {eve_version}" if eve_version else "a version of eve that recorded none"
+        super().__init__(
+            f"This session was written by {wrote} and this server runs eve {__version__}, so it cannot continue. "
+            "Start a new session (a reset retires this one; its stream can still be read)."
+        )
+        self.eve_version = eve_version
+
+
+class Availability:
+    """Decides, per session, whether this process may run it (see the module docstring)."""
+
+    def __init__(self, dormant_before: float | None = None) -> None:
+        self.dormant_before = dormant_before
+        """Sessions created before this time (an earlier `eve dev` run) stay dormant."""
+        self._woken: set[str] = set()
+        """Dormant sessions a reset brought back just to retire them."""
+
+    def stranded(self, session: SessionRecord) -> bool:
+        """Whether another version of eve wrote the session."""
+        return session.eve_version != __version__
+
+    def dormant(self, session: SessionRecord) -> bool:
+        """Whether the session belongs to an earlier `eve dev` run that this one does not resume."""
+        return (
+            self.dormant_before is not None
+            and session.created_at < self.dormant_before
+            and session.id not in self._woken
+        )
+
+    def runs(self, session: SessionRecord) -> bool:
+        """Whether this process may run the session at all."""
+        return not self.stranded(session) and not self.dormant(session)
+
+    def refusal(self, session: SessionRecord) -> RuntimeFailure | None:
+        """Why a delivery to the session is refused here, if it is (an ended session is refused as such elsewhere)."""
+        if session.status != "active":
+            return None
+        if self.stranded(session):
+            return SessionStranded(session.eve_version)
+        if self.dormant(session):
+            return SessionDormant()
+        return None
+
+    def wake_for_reset(self, session: SessionRecord) -> None:
+        """Let a dormant session run once more, to retire it."""
+        if self.dormant(session):
+            self._woken.add(session.id)
+
+
+async def retire_stranded(store: Store, session: SessionRecord, trigger: str) -> None:
+    """End a stranded session without running any of its code: `session.completed`, status `reset`."""
+    logger.warning(
+        "Reset stranded session %s (trigger %s): written by eve %s, this is eve %s",
+        session.id,
+        trigger,
+        session.eve_version or "(none recorded)",
+        __version__,
+    )
+    emitter = Emitter(store, session.id, await store.event_count(session.id))
+    emitter.emit("session.completed", {})
+    try:
+        await emitter.commit(status="reset")
+    finally:
+        await emitter.close()
+
+
+async def retire_once(store: Store, locks: KeyedLocks, session_id: str, trigger: str) -> bool:
+    """Retire a stranded session unless it has ended already; whether this call retired it.
+
+    Callers that race (a reset, messages replacing it) hold the session's lock in turn, so it is
+    retired once; a race lost to another process (its write came first) is a no-op too.
+    """
+    async with locks.hold(session_id):
+        current = await store.get_session(session_id)
+        if current is None or current.status != "active":
+            return False
+        try:
+            await retire_stranded(store, current, trigger)
+        except EventIndexConflict:
+            after = await store.get_session(session_id)
+            if after is not None and after.status != "active":
+                return False  # someone else retired it first
+            raise
+        return True

@@ -1,0 +1,85 @@
+"""The child sessions of tasks: creating one for a new task, and giving it the task's later calls.
+
+A delegated task (a subagent's, or a tool task's) runs in a child session created once per call
+(create-once by the call's id), on its parent's build, with the link to its parent in its first
+message; a tool task's child gets the tool call to run instead of a message for a model. A task
+called again gives its child another message, or a served tool's session the call's input, once
+per call (the call's id is the idempotency key).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import TYPE_CHECKING, Any
+
+from eve_runtime.checkpoint import TaskState
+from eve_runtime.ids import new_delivery_id
+from eve_runtime.messages import ToolCall
+from eve_runtime.store.base import NewDelivery, SessionNotActive
+from eve_runtime.tasks.delegation import CHILD_PREFIX
+
+if TYPE_CHECKING:
+    from eve_runtime.sessions.runtime import Runtime
+
+__all__ = ["create_child", "send_to_child", "serve_input"]
+
+
+async def create_child(
+    runtime: Runtime, parent_id: str, task: TaskState, message: str, *, tool_call: ToolCall | None = None
+) -> str:
+    """Create the child session of a new task, with its first message (once: again is a no-op).
+
+    A tool task's child gets `tool_call` to run instead of a message for a model. Returns the
+    child's id: the task's, or the one an earlier attempt created for the same call.
+    """
+    link = {
+        "sessionId": parent_id,
+        "taskId": task.task_id,
+        "name": task.name,
+        "callId": task.call_id,
+        "turnId": task.turn_id,
+    }
+    parent = runtime.actor(parent_id)
+    root = parent.root if parent is not None else runtime.agent  # the child runs its parent's build
+    record = dataclasses.replace(
+        runtime.new_record(
+            operation_id=f"task:{parent_id}:{task.call_id}", agent=runtime.agent_for_node(task.node_id, root)
+        ),
+        id=task.child_session_id,
+        agent=CHILD_PREFIX + task.node_id,
+    )
+    payload: dict[str, Any] = {"message": message, "parent": link, "taskCall": task.call_id, "turnPolicy": "queue"}
+    if tool_call is not None:
+        payload["message"] = f"{tool_call.name} {json.dumps(tool_call.arguments, separators=(',', ':'))}"
+        payload["toolCall"] = {"id": tool_call.id, "name": tool_call.name, "arguments": tool_call.arguments}
+    first = NewDelivery(id=new_delivery_id(), kind="message", payload=payload)
+    session, created = await runtime.store.create_session(record, first)
+    if created:
+        runtime.hooks.session_created(session.id)
+        runtime.pins.keep(session.id, root)
+        runtime.look_after(session)
+    return session.id
+
+
+async def send_to_child(runtime: Runtime, task: TaskState, message: str) -> bool:
+    """Give a task's child another message for the task's current call (once); False when it has ended."""
+    payload = {"message": message, "turnPolicy": "queue", "taskCall": task.call_id}
+    return await _deliver_call(runtime, task, payload)
+
+
+async def serve_input(runtime: Runtime, task: TaskState, arguments: dict[str, Any]) -> bool:
+    """Give a served tool's session the input of the task's current call (once); False when it has ended."""
+    payload = {
+        "message": f"{task.name} {json.dumps(arguments, separators=(',', ':'))}",
+        "serveInput": {"callId": task.call_id, "arguments": arguments},
+    }
+    return await _deliver_call(runtime, task, payload)
+
+
+async def _deliver_call(runtime: Runtime, task: TaskState, payload: dict[str, Any]) -> bool:
+    try:
+        await runtime.deliver(task.child_session_id, "message", payload, idempotency_key=f"task-call:{task.call_id}")
+    except SessionNotActive:
+        return False
+    return True

@@ -1,0 +1,65 @@
+"""Creating a session: its record (deadline, build, eve version) and, create-once, the session itself.
+
+A session is created once per `operation_id` (creating it again returns the first one), with
+its first message in the same transaction when given. A new session is announced to the hooks,
+gets its timeout, and an actor when it has a message to handle. Child sessions of tasks are
+created in `eve_runtime.sessions.children`, channel sessions in `eve_runtime.sessions.addresses`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from eve_runtime._version import __version__
+from eve_runtime.ids import new_delivery_id, new_session_id
+from eve_runtime.project.runtime_agent import RuntimeAgent
+from eve_runtime.store.base import NewDelivery, SessionRecord
+
+if TYPE_CHECKING:
+    from eve_runtime.sessions.runtime import Runtime
+
+__all__ = ["new_record", "open_session"]
+
+
+def new_record(
+    runtime: Runtime, *, operation_id: str | None = None, agent: RuntimeAgent | None = None
+) -> SessionRecord:
+    """A session record for the runtime's agent (or `agent`), with its deadline and build."""
+    now = runtime.options.clock()
+    timeout = (agent or runtime.agent).config.limits.session_timeout_ms
+    deployment = (agent or runtime.agent).deployment
+    deadline = now + timeout / 1000 if timeout is not False else None
+    return SessionRecord(
+        id=new_session_id(),
+        agent=runtime.agent.name,
+        created_at=now,
+        eve_version=__version__,
+        deadline=deadline,
+        operation_id=operation_id,
+        deployment=deployment or None,
+    )
+
+
+async def open_session(
+    runtime: Runtime,
+    *,
+    message: dict[str, Any] | None = None,
+    operation_id: str | None = None,
+    idempotency_key: str | None = None,
+) -> tuple[SessionRecord, bool]:
+    """Create a session (create-once by `operation_id`), accepting its first message if given.
+
+    Returns the session and whether it was created now (False: `operation_id` existed).
+    """
+    record = new_record(runtime, operation_id=operation_id)
+    first = None
+    if message is not None:
+        first = NewDelivery(id=new_delivery_id(), kind="message", payload=message, idempotency_key=idempotency_key)
+    session, created = await runtime.store.create_session(record, first)
+    if created:
+        runtime.hooks.session_created(session.id)  # no address: a channel's handlers never see it
+        if first is not None:
+            runtime.look_after(session)  # its timeout and an actor
+        else:
+            runtime.timeouts.schedule_deadline(session)
+    return session, created

@@ -1,0 +1,394 @@
+"""The runtime: sessions of one compiled agent over one store, in one process.
+
+It accepts deliveries (durably, before anyone is told they were accepted), keeps at most one
+actor per session and only while the session has work, recovers every unfinished session when
+it starts, fires session timeouts from a single timer, and stops at step boundaries.
+
+`Runtime` is what the server, the channels and the actors call; the parts behind some of its
+methods are modules of their own: creating sessions (`eve_runtime.sessions.creation`) and the
+child sessions of tasks (`eve_runtime.sessions.children`), cancel, compact, clear and reset
+(`eve_runtime.sessions.controls`), the timeout timer (`eve_runtime.sessions.timeouts`), the agents
+of a build (`eve_runtime.sessions.agents`) and the tunables (`eve_runtime.engine.options`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+from eve_runtime._version import __version__
+from eve_runtime.authoring.channels import channel_address
+from eve_runtime.checkpoint import TaskState
+from eve_runtime.engine.actor import LoadedSession, SessionActor
+from eve_runtime.engine.channel_events import ChannelEvents
+from eve_runtime.engine.handoff import CodePins
+from eve_runtime.engine.hook_dispatch import HookDispatcher
+from eve_runtime.engine.options import RuntimeOptions
+from eve_runtime.ids import new_delivery_id
+from eve_runtime.keyed_locks import KeyedLocks
+from eve_runtime.messages import ToolCall
+from eve_runtime.models import resolve_model
+from eve_runtime.models.base import Model
+from eve_runtime.project.runtime_agent import RuntimeAgent
+from eve_runtime.sessions.addresses import AddressSessions
+from eve_runtime.sessions.agents import agent_for, agent_for_node, delegation_timeout
+from eve_runtime.sessions.availability import Availability
+from eve_runtime.sessions.children import create_child, send_to_child, serve_input
+from eve_runtime.sessions.controls import Acknowledgements, cancel, control, reset
+from eve_runtime.sessions.creation import new_record, open_session
+from eve_runtime.sessions.ownership import Ownership
+from eve_runtime.sessions.reader import bind_store, unbind_default
+from eve_runtime.sessions.timeouts import SessionTimeouts
+from eve_runtime.store.base import (
+    DeliveryKind,
+    DeliveryRecord,
+    EnqueueResult,
+    NewDelivery,
+    SessionRecord,
+    Store,
+)
+
+__all__ = ["Runtime", "RuntimeOptions"]
+
+logger = logging.getLogger("eve.runtime")
+
+Mode = Literal["development", "production"]
+
+
+class Runtime:
+    """Runs the sessions of one agent; see the module docstring."""
+
+    def __init__(
+        self,
+        agent: RuntimeAgent,
+        store: Store,
+        *,
+        options: RuntimeOptions | None = None,
+        mode: Mode = "production",
+        models: dict[str, Model] | None = None,
+        dormant_before: float | None = None,
+    ) -> None:
+        self.agent = agent
+        self.availability = Availability(dormant_before)
+        """Which stored sessions this process runs (dormant and stranded ones it leaves alone)."""
+        self.store = store
+        self.pins = CodePins()
+        """The build each busy session stays on until its work ends (see `eve_runtime.engine.handoff`)."""
+        self.options = options or RuntimeOptions()
+        self.mode = mode
+        self.tool_executor = ThreadPoolExecutor(max_workers=self.options.tool_threads, thread_name_prefix="eve-tool")
+        self.retiring = KeyedLocks()
+        """Per-session locks under which stranded sessions are retired (once, however many callers race)."""
+        self.addresses = AddressSessions(self)
+        """Sessions by channel address (what channels send to)."""
+        self.hooks = HookDispatcher(
+            self.tool_executor,
+            self.options.hook_timeout,
+            ChannelEvents(store, self.tool_executor, self.options.hook_timeout),
+            self._alias_from_channel,
+        )
+        """Runs the channel event handlers and `agent/hooks/**` for the events sessions emit."""
+        self._actors: dict[str, SessionActor] = {}
+        self._respawn: set[str] = set()
+        self._loaded: OrderedDict[str, LoadedSession] = OrderedDict()
+        self._models: dict[str, Model] = dict(models or {})
+        """Models by id; `models` pre-seeds it (tests put a FunctionModel under the agent's id)."""
+        self.timeouts = SessionTimeouts(self.options.clock, self._time_out)
+        """Session timeouts and wakes, fired from one timer."""
+        self._timer: asyncio.Task[None] | None = None
+        self._stopping = False
+        self.acknowledgements = Acknowledgements()
+        """The deliveries someone waits for (a reset), resolved once handled."""
+        self.ownership = None if self.options.lease_seconds is None else Ownership(self, self.options.lease_seconds)
+        """This process's leases, when many processes share the store."""
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Recover every unfinished session and start the timeout timer. The store must be open.
+
+        Every active session gets an actor; one with nothing to do ends after reading its
+        checkpoint and inbox (it never loads its history).
+        """
+        bind_store(self.store, default=True)
+        stored = await self.store.list_sessions("active")
+        sessions = [s for s in stored if self.availability.runs(s)]
+        for stranded in [s for s in stored if self.availability.stranded(s)]:
+            logger.warning(
+                "session %s was written by eve %s (this is eve %s): it is stranded and not resumed",
+                stranded.id,
+                stranded.eve_version or "(none recorded)",
+                __version__,
+            )
+        for session in sessions:
+            self.timeouts.schedule_deadline(session)
+            if session.id not in self._actors:
+                self._spawn(session)
+        if sessions:
+            logger.info("checking %d active session(s) for unfinished work", len(sessions))
+        self._timer = asyncio.create_task(self.timeouts.run(), name="eve-timeouts")
+        if self.ownership is not None:
+            self.ownership.start()
+
+    async def stop(self, deadline: float = 10.0) -> None:
+        """Stop every actor at its next step boundary, waiting at most `deadline` seconds."""
+        self._stopping = True
+        if self._timer is not None:
+            self._timer.cancel()
+        actors = list(self._actors.values())
+        for actor in actors:
+            actor.stopping = True
+        tasks = [a.task for a in actors if a.task is not None]
+        if tasks:
+            _done, pending = await asyncio.wait(tasks, timeout=deadline)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=1.0)
+        if self.ownership is not None:
+            await self.ownership.stop()
+        await self.hooks.close(deadline)
+        unbind_default(self.store)
+        self.tool_executor.shutdown(wait=False, cancel_futures=True)
+        self.acknowledgements.cancel_all()
+
+    # -- what actors ask -------------------------------------------------------------------------
+
+    @property
+    def principal_id(self) -> str:
+        """Who answers prompts through this server (eve reports `local-dev` under `eve dev`)."""
+        return "local-dev" if self.mode == "development" else "token"
+
+    def runtime_info(self, agent: RuntimeAgent | None = None) -> dict[str, Any]:
+        """`session.started.data.runtime` for a session of `agent` (the root agent by default)."""
+        name = (agent or self.agent).name
+        return {"agentId": name, "agentName": name, "eveVersion": __version__}
+
+    def model(self, model_id: str) -> Model:
+        """The model for an id (created once per runtime)."""
+        model = self._models.get(model_id)
+        if model is None:
+            model = resolve_model(model_id)
+            self._models[model_id] = model
+        return model
+
+    def acknowledge(self, delivery_id: str) -> None:
+        """A delivery someone waits for (a reset) was handled."""
+        self.acknowledgements.acknowledge(delivery_id)
+
+    async def _alias_from_channel(self, session_id: str, channel: str, token: str) -> None:
+        await self.addresses.alias(session_id, channel_address(channel, token))
+
+    # -- agents and children ------------------------------------------------------------------
+
+    def replace_agent(self, agent: RuntimeAgent) -> None:
+        """Serve a new generation of the app (`eve dev`'s reload): idle sessions move to it on their next delivery.
+
+        A session with work (a running turn, a prompt, queued messages, working tasks) finishes
+        it on the generation it runs, then moves (see `eve_runtime.engine.handoff`).
+        """
+        self.agent = agent
+
+    def agent_for(self, session: SessionRecord, root: RuntimeAgent | None = None) -> RuntimeAgent:
+        """The agent a session runs in the build of `root`, the newest by default (`eve_runtime.sessions.agents`)."""
+        return agent_for(root or self.agent, session)
+
+    def agent_for_node(self, node_id: str, root: RuntimeAgent | None = None) -> RuntimeAgent:
+        """An agent by node id in the build of `root`, the newest by default (`agent`: the root agent's copy)."""
+        return agent_for_node(root or self.agent, node_id)
+
+    def delegation_timeout(self, node_id: str) -> float | None:
+        """Seconds one delegated call to `node_id` may take (its `timeout`, 2 hours by default)."""
+        return delegation_timeout(self.agent_for_node(node_id))
+
+    async def create_child(
+        self, parent_id: str, task: TaskState, message: str, *, tool_call: ToolCall | None = None
+    ) -> str:
+        """Create the child session of a new task (see `eve_runtime.sessions.children`); returns its id."""
+        return await create_child(self, parent_id, task, message, tool_call=tool_call)
+
+    async def send_to_child(self, task: TaskState, message: str) -> bool:
+        """Give a task's child another message for the task's current call (once); False when it has ended."""
+        return await send_to_child(self, task, message)
+
+    async def serve_input(self, task: TaskState, arguments: dict[str, Any]) -> bool:
+        """Give a served tool's session the input of the task's current call (once); False when it has ended."""
+        return await serve_input(self, task, arguments)
+
+    def schedule_wake(self, session_id: str, at: float) -> None:
+        """Wake the session's actor at `at` (a task or a wait timing out)."""
+        self.timeouts.schedule(session_id, at)
+
+    # -- sessions --------------------------------------------------------------------------------
+
+    def new_record(self, *, operation_id: str | None = None, agent: RuntimeAgent | None = None) -> SessionRecord:
+        """A session record for this agent (or `agent`), with its deadline and build."""
+        return new_record(self, operation_id=operation_id, agent=agent)
+
+    async def create_session(
+        self,
+        *,
+        message: dict[str, Any] | None = None,
+        operation_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> SessionRecord:
+        """Create a session (create-once by `operation_id`), accepting its first message if given."""
+        session, _created = await self.open_session(
+            message=message, operation_id=operation_id, idempotency_key=idempotency_key
+        )
+        return session
+
+    async def open_session(
+        self,
+        *,
+        message: dict[str, Any] | None = None,
+        operation_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> tuple[SessionRecord, bool]:
+        """`create_session`, also telling whether the session was created now (False: `operation_id` existed)."""
+        return await open_session(self, message=message, operation_id=operation_id, idempotency_key=idempotency_key)
+
+    def look_after(self, session: SessionRecord) -> None:
+        """Take on a session just created in the store with its first message: its timeout, an actor."""
+        self.timeouts.schedule_deadline(session)
+        self._wake(session)
+
+    async def deliver(
+        self,
+        session_id: str,
+        kind: DeliveryKind,
+        payload: dict[str, Any],
+        *,
+        idempotency_key: str | None = None,
+    ) -> DeliveryRecord:
+        """Accept a delivery durably and wake the session.
+
+        Raises:
+            SessionNotActive: The session is unknown or has ended.
+            SessionDormant, SessionStranded: This process does not run the session.
+        """
+        return (await self.accept(session_id, kind, payload, idempotency_key=idempotency_key)).delivery
+
+    async def accept(
+        self,
+        session_id: str,
+        kind: DeliveryKind,
+        payload: dict[str, Any],
+        *,
+        idempotency_key: str | None = None,
+    ) -> EnqueueResult:
+        """`deliver`, also telling whether the delivery repeated an earlier idempotency key (`duplicate`).
+
+        Raises:
+            SessionNotActive: The session is unknown or has ended.
+            SessionDormant, SessionStranded: This process does not run the session.
+        """
+        actor = self._actors.get(session_id)
+        session: SessionRecord | None = None
+        if actor is None:  # a running actor means the session runs here; else look at its record once
+            loaded = self._loaded.get(session_id)
+            session = loaded.session if loaded is not None else await self.store.get_session(session_id)
+            refusal = self.availability.refusal(session) if session is not None else None
+            if refusal is not None:
+                raise refusal
+        result = await self.store.enqueue(
+            session_id, NewDelivery(id=new_delivery_id(), kind=kind, payload=payload, idempotency_key=idempotency_key)
+        )
+        if not result.duplicate:
+            actor = self._actors.get(session_id)
+            if actor is not None and actor.accepts_deliveries():
+                actor.push(result.delivery)
+            else:
+                if session is None:
+                    loaded = self._loaded.get(session_id)
+                    session = loaded.session if loaded is not None else await self.store.get_session(session_id)
+                if session is not None and session.status == "active":
+                    self._wake(session)
+        return result
+
+    async def cancel(self, session_id: str, turn_id: str | None = None) -> bool:
+        """Queue a cancel; False when the session is unknown or no longer active (`no_active_turn`)."""
+        return await cancel(self, session_id, turn_id)
+
+    async def control(self, session_id: str, kind: Literal["compact", "clear"]) -> bool:
+        """Queue a compact or a clear; False when the session is unknown or no longer active.
+
+        A stranded or dormant session has nothing to compact here (False) and refuses a clear.
+
+        Raises:
+            SessionDormant, SessionStranded: A clear for a session this process does not run.
+        """
+        return await control(self, session_id, kind)
+
+    async def reset(self, session_id: str, reason: str | None = None, *, timeout: float | None = None) -> bool:
+        """Retire a session for good and wait until it is done (see `eve_runtime.sessions.controls.reset`).
+
+        Returns False when there was no active session.
+        """
+        return await reset(self, session_id, reason, timeout=timeout)
+
+    # -- actors ------------------------------------------------------------------------------
+
+    def _wake(self, session: SessionRecord) -> None:
+        """Make sure an actor will look at the session: a running one does by itself."""
+        if self._stopping or not self.availability.runs(session):
+            return  # the delivery is durable: the next process picks it up
+        actor = self._actors.get(session.id)
+        if actor is None:
+            self._spawn(session)
+        elif not actor.accepts_deliveries():
+            self._respawn.add(session.id)  # it is ending: start a fresh one when it is gone
+
+    def actor(self, session_id: str) -> SessionActor | None:
+        """The session's actor in this process, if it has one (running or ending)."""
+        return self._actors.get(session_id)
+
+    def remember(self, session_id: str, loaded: LoadedSession) -> None:
+        """Keep a session an actor just left loaded, for its next turn (the least recent are dropped).
+
+        When many processes share the store, the next actor here uses it only if no other process
+        owned the session meanwhile (see `SessionActor.keep_loaded_under`).
+        """
+        self._loaded[session_id] = loaded
+        self._loaded.move_to_end(session_id)
+        while len(self._loaded) > self.options.cached_sessions:
+            self._loaded.popitem(last=False)
+
+    def _spawn(self, session: SessionRecord) -> SessionActor:
+        actor = SessionActor(self, session, self._loaded.pop(session.id, None))
+        self._actors[session.id] = actor
+        context = contextvars.copy_context()
+        context.run(bind_store, self.store)  # `sessions` in the session's code reads this runtime's store
+        actor.task = asyncio.create_task(actor.run(), name=f"eve-session-{session.id}", context=context)
+        actor.task.add_done_callback(lambda task: self._actor_done(actor, task))
+        return actor
+
+    def _actor_done(self, actor: SessionActor, task: asyncio.Task[None]) -> None:
+        if self._actors.get(actor.session_id) is actor:
+            del self._actors[actor.session_id]
+        failed = not task.cancelled() and task.exception() is not None
+        if failed:
+            logger.error("session %s: actor failed", actor.session_id, exc_info=task.exception())
+        respawn = actor.session_id in self._respawn
+        self._respawn.discard(actor.session_id)
+        if self._stopping or actor.session.status != "active":
+            return
+        if respawn or failed:
+            delay = 1.0 if failed else 0.0
+            asyncio.get_running_loop().call_later(delay, self._respawn_now, actor.session)
+
+    def _respawn_now(self, session: SessionRecord) -> None:
+        if not self._stopping and session.id not in self._actors:
+            self._spawn(session)
+
+    # -- timeouts ----------------------------------------------------------------------------
+
+    async def _time_out(self, session_id: str) -> None:
+        """A timeout or a wake is due: the session's actor looks at what is (if the session is still active)."""
+        session = await self.store.get_session(session_id)
+        if session is not None and session.status == "active":
+            self._wake(session)

@@ -1,0 +1,193 @@
+"""Calls that start, feed or stop tasks: subagent calls, tool tasks, served tools, `eve__task_cancel`.
+
+A tool marked `@tool(task=True)` runs as a task: the call answers at once with a receipt
+(`{"status": "working", "taskId"}`) after `task.started` with `kind: "tool"`, and the tool runs
+as a durable workflow tool in a session of its own (a child session with no model), whose end
+settles the task. A served tool (`@tool(serve=True)`) stays available: a later call with its
+`taskId` gives it more input, which `ctx.reply` hands to the body.
+
+Here too: a step's task calls (`run_task_calls`) and the turn of a tool task's own session
+(`run_tool_task`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from eve_runtime.checkpoint import CallRecord, TaskState
+from eve_runtime.engine.tool_runner import ToolOutcome
+from eve_runtime.ids import new_session_id
+from eve_runtime.messages import ToolCall, ToolMessage
+from eve_runtime.models.base import ToolDefinition
+from eve_runtime.tasks.delegation import (
+    MAX_WORKING_TASKS,
+    TASK_CANCEL,
+    TASK_WAIT,
+    dispatch,
+    give_work,
+    new_task_id,
+    refusal,
+    task_cancel_call,
+    working_tasks,
+)
+
+if TYPE_CHECKING:
+    from eve_runtime.engine.actor import SessionActor
+    from eve_runtime.engine.turn import TurnRunner
+    from eve_runtime.project.runtime_agent import RuntimeAgent
+
+__all__ = ["dispatch_tool_task", "run_task_call", "run_task_calls", "run_tool_task", "tool_task_names", "with_task_id"]
+
+
+def with_task_id(schema: dict[str, Any]) -> dict[str, Any]:
+    """A served tool's input schema, plus the optional `taskId` that gives an existing task more input."""
+    properties = dict(schema.get("properties", {}))
+    properties["taskId"] = {
+        "type": "string",
+        "description": "The id of a task this tool started, to give it this input. Omit it to start a new task.",
+    }
+    return {**schema, "properties": properties}
+
+
+def tool_task_names(agent: RuntimeAgent) -> set[str]:
+    """The agent's tools that run as tasks (`@tool(task=True)`)."""
+    return {name for name, tool in agent.tools.items() if tool.options.task}
+
+
+async def dispatch_tool_task(actor: SessionActor, call: ToolCall, coordinates: dict[str, Any]) -> ToolOutcome:
+    """Start a tool task (or give a served one more input): the work runs in a session of its own."""
+    state = actor.state
+    if call.arguments.get("taskId") is not None:
+        return await _serve_again(actor, call, coordinates)
+    if len(working_tasks(state)) >= MAX_WORKING_TASKS:
+        return refusal(call, "TOO_MANY_TASKS", f"At most {MAX_WORKING_TASKS} tasks can work at once.")
+    task = TaskState(
+        task_id=new_task_id(call.name),
+        name=call.name,
+        kind="tool",
+        node_id=actor.agent.manifest.node_id,
+        child_session_id=new_session_id(),
+        call_id=call.id,
+        turn_id=actor.turn.turn_id,
+    )
+    state.tasks[task.task_id] = task
+    text = f"Started task {task.task_id}. Its result will arrive in a <task_result> message."
+    return await _give(actor, task, call, coordinates, text, new_child=True)
+
+
+async def _serve_again(actor: SessionActor, call: ToolCall, coordinates: dict[str, Any]) -> ToolOutcome:
+    task_id = str(call.arguments["taskId"])
+    task = actor.state.tasks.get(task_id)
+    if task is None or task.kind != "tool" or task.name != call.name:
+        return refusal(call, "UNKNOWN_TASK", f"There is no task {task_id!r} of {call.name} in this session.")
+    if task.ended:
+        return refusal(call, "TASK_ENDED", f"Task {task_id} has ended; call {call.name} without taskId to start one.")
+    if task.status == "working":
+        return refusal(call, "TASK_BUSY", f"Task {task_id} is still working; wait for its result first.")
+    task.status, task.call_id, task.turn_id = "working", call.id, actor.turn.turn_id
+    text = f"Sent to task {task.task_id}. Its result will arrive in a <task_result> message."
+    return await _give(actor, task, call, coordinates, text, new_child=False)
+
+
+async def _give(
+    actor: SessionActor, task: TaskState, call: ToolCall, coordinates: dict[str, Any], text: str, *, new_child: bool
+) -> ToolOutcome:
+    """`task.started` and the receipt, durable before the task's session gets the work."""
+    actor.emit(
+        "task.started",
+        {"callId": call.id, "kind": "tool", "name": call.name, "taskId": task.task_id, "turnId": task.turn_id},
+    )
+    outcome = ToolOutcome(
+        call=call, status="completed", output={"status": "working", "taskId": task.task_id}, model_content=text
+    )
+    actor.emit("action.result", {**outcome.result_event(call.name), **coordinates})
+    await actor.flush()
+    await give_work(actor, task, "", new_child=new_child, tool_call=call)
+    return outcome
+
+
+async def run_task_call(
+    actor: SessionActor,
+    call: ToolCall,
+    delegation: dict[str, tuple[str, ToolDefinition]],
+    coordinates: dict[str, Any],
+) -> ToolOutcome:
+    """Run a delegation call, a tool task or `eve__task_cancel`, emitting its `action.result` (and task events)."""
+    if call.name == TASK_CANCEL:
+        outcome = await task_cancel_call(actor, call)
+    elif call.name not in delegation:
+        outcome = await dispatch_tool_task(actor, call, coordinates)
+        if not outcome.is_error:
+            return outcome
+    else:
+        outcome = await dispatch(actor, call, delegation[call.name][0], coordinates)
+        if not outcome.is_error:
+            return outcome  # dispatch emitted the receipt between `task.started` and `agent.started`
+    actor.emit("action.result", {**outcome.result_event(call.name), **coordinates})
+    return outcome
+
+
+async def run_task_calls(
+    runner: TurnRunner,
+    calls: list[ToolCall],
+    outcomes: dict[str, ToolOutcome],
+    coordinates: dict[str, Any],
+    *,
+    asking: bool,
+) -> ToolCall | None:
+    """Start tasks and stop them; returns the `eve__task_wait` call when the turn should wait now."""
+    actor = runner.actor
+    wait: ToolCall | None = None
+    for call in calls:
+        if call.name != TASK_WAIT:
+            outcomes[call.id] = await run_task_call(actor, call, runner.delegation, coordinates)
+    for call in calls:
+        if call.name != TASK_WAIT:
+            continue
+        if wait is None and not asking and not runner.task_results and working_tasks(actor.state):
+            wait = call  # answered when the wait ends
+            continue
+        text = "A task result arrived." if runner.task_results else "No task is working."
+        outcomes[call.id] = ToolOutcome(call=call, status="completed", output=text, model_content=text)
+        actor.emit("action.result", {**outcomes[call.id].result_event(call.name), **coordinates})
+    return wait
+
+
+async def run_tool_task(runner: TurnRunner, record: CallRecord) -> None:
+    """A tool task's session: run its one call (resuming it after a restart), and end with its result."""
+    actor = runner.actor
+    turn = actor.turn
+    call = ToolCall(id=record.id, name=record.name, arguments=record.arguments)
+    done = next((m for m in actor.history if isinstance(m, ToolMessage) and m.tool_call_id == call.id), None)
+    if done is None:
+        journal = next((c.journal for c in turn.execute if c.id == call.id), None)
+        if not turn.execute:  # the first attempt: its start record is durable before it runs
+            entry = {"callId": call.id, "input": call.arguments, "kind": "tool-call", "toolName": call.name}
+            actor.emit("actions.requested", {"actions": [entry], **runner.step_coordinates(0)})
+            await actor.flush()
+        turn.execute = []
+        outcome = (await runner.run_tools([call], 0, journals={call.id: journal or []}))[call.id]
+        if runner.cancel_requested:
+            await runner.finish_cancelled([])
+            return
+    else:  # it finished before a restart: its recorded result stands
+        outcome = ToolOutcome(
+            call=call,
+            status="failed" if done.is_error else "completed",
+            output=_parsed(done.content),
+            model_content=done.content,
+            is_error=done.is_error,
+        )
+    if outcome.status == "completed":
+        await actor.end_turn_completed(history=[], result=outcome.output)
+    else:
+        error = outcome.error or {"code": "EXECUTION_FAILED", "message": outcome.model_content}
+        await actor.end_turn_failed(str(error.get("code", "EXECUTION_FAILED")), str(error.get("message", "")), None)
+
+
+def _parsed(content: str) -> Any:
+    try:
+        return json.loads(content)
+    except ValueError:
+        return content

@@ -1,0 +1,233 @@
+"""Between a child session and its parent: results reported up, prompts relayed up, answers sent down.
+
+A child session works for a task of its parent. Everything it tells the parent goes through the
+parent's inbox as a `task` delivery with an idempotency key, from an outbox saved in the child's
+checkpoint, so a crash between saving and delivering only ever repeats a delivery the parent's
+inbox drops:
+
+- when one of its turns ends: the outcome (`completed` with the reply, `failed` with the error,
+  `cancelled`) and the usage spent since the last report, which the parent adds to its totals;
+- when it parks on a person: its `input.requested`, which the parent shows on its own stream
+  (with `taskId` and `callId`) so the person talking to the parent can answer it there;
+- when those requests are resolved: the `input.resolved`, which the parent shows too.
+
+Answers to a relayed request that reach the parent are forwarded to the child, which settles
+them as its own: `inputResponses` for any of them; plain text only for a question that is the
+only relayed request open (like eve, a plain message never answers a relayed approval).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from eve_runtime.checkpoint import TaskState, UsageTotals
+from eve_runtime.engine.approval import match_option
+from eve_runtime.messages import AssistantMessage, Message
+from eve_runtime.store.base import DeliveryRecord, SessionNotActive
+
+if TYPE_CHECKING:
+    from eve_runtime.engine.actor import SessionActor
+
+__all__ = [
+    "apply_relay",
+    "forward_answers",
+    "notify_parent",
+    "relay_now",
+    "report_reply",
+    "relay_to_parent",
+    "report_turn_end",
+    "withdraw_relayed",
+]
+
+
+# -- the child's side -------------------------------------------------------------------------
+
+
+def _post(actor: SessionActor, key: str, payload: dict[str, Any]) -> None:
+    parent = actor.state.parent
+    turn = actor.state.turn
+    if parent is None or turn is None or turn.task_call is None:
+        return  # not working for a parent's call (a person talks to the child directly)
+    actor.state.outbox.append({"key": key, "payload": {"taskId": parent.task_id, "callId": turn.task_call, **payload}})
+
+
+def relay_to_parent(actor: SessionActor, kind: str, data: dict[str, Any]) -> None:
+    """Queue an `input.requested` or `input.resolved` of this child for its parent's stream."""
+    ids = ",".join(sorted(r["requestId"] for r in data.get("requests", data.get("resolutions", []))))
+    _post(actor, f"relay:{kind}:{ids}", {"relay": kind, "data": data})
+
+
+def report_turn_end(actor: SessionActor, status: str, history: list[Message], extra: dict[str, Any]) -> None:
+    """Queue the outcome of this child's turn (and the usage spent since the last report)."""
+    turn = actor.turn
+    usage = actor.state.usage
+    reported = actor.state.usage_reported
+    delta: dict[str, float] = {
+        "inputTokens": usage.input_tokens - reported.input_tokens,
+        "outputTokens": usage.output_tokens - reported.output_tokens,
+        "cacheReadTokens": usage.cache_read_tokens - reported.cache_read_tokens,
+        "cacheWriteTokens": usage.cache_write_tokens - reported.cache_write_tokens,
+    }
+    if usage.cost_usd is not None:
+        delta["costUsd"] = usage.cost_usd - (reported.cost_usd or 0.0)
+    report: dict[str, Any] = {"turnId": turn.turn_id, "status": status, "usage": delta}
+    if turn.tool_call is not None:
+        report["final"] = True  # a tool task's session ends with its tool
+    if status == "completed":
+        if "result" in extra:
+            report["output"] = extra["result"]
+        else:
+            replies = [m.content for m in [*actor.history, *history] if isinstance(m, AssistantMessage) and m.content]
+            report["output"] = replies[-1] if replies else ""
+    elif "error" in extra:
+        report["error"] = extra["error"]
+    before = len(actor.state.outbox)
+    _post(actor, f"task:{turn.task_call}:{turn.turn_id}", report)
+    if len(actor.state.outbox) > before:
+        actor.state.usage_reported = UsageTotals.model_validate(usage.model_dump())
+
+
+async def relay_now(actor: SessionActor, kind: str, data: dict[str, Any]) -> None:
+    """Relay a running tool's question (or its resolution) to the parent at once.
+
+    A tool waits inside a step, where no checkpoint is written, so this does not go through the
+    outbox: it is delivered directly, under the same key, and again after a restart (the parent's
+    inbox drops the repeat).
+    """
+    parent = actor.state.parent
+    turn = actor.state.turn
+    if parent is None or turn is None or turn.task_call is None:
+        return
+    ids = ",".join(sorted(r["requestId"] for r in data.get("requests", data.get("resolutions", []))))
+    payload = {"taskId": parent.task_id, "callId": turn.task_call, "relay": kind, "data": data}
+    try:
+        await actor.runtime.deliver(parent.session_id, "task", payload, idempotency_key=f"relay:{kind}:{ids}")
+    except SessionNotActive:
+        pass
+
+
+async def report_reply(actor: SessionActor, call_id: str, output: Any, *, ended: bool = False) -> None:
+    """A served tool settled one call (`ctx.reply`): tell the parent at once (again after a restart: deduplicated).
+
+    With `ended`, the call came after the tool had returned: it fails with `TASK_ENDED`.
+    """
+    parent = actor.state.parent
+    if parent is None:
+        return
+    payload: dict[str, Any] = {"taskId": parent.task_id, "callId": call_id, "status": "completed", "output": output}
+    if ended:
+        payload = {**payload, "status": "failed", "final": True, "error": {"code": "TASK_ENDED", "message": output}}
+    try:
+        await actor.runtime.deliver(parent.session_id, "task", payload, idempotency_key=f"task:{call_id}:reply")
+    except SessionNotActive:
+        pass
+
+
+async def notify_parent(actor: SessionActor) -> None:
+    """Deliver the outbox to the parent, in order (its inbox drops a repeat after a crash)."""
+    parent = actor.state.parent
+    if parent is None or not actor.state.outbox:
+        return
+    while actor.state.outbox:
+        item = actor.state.outbox[0]
+        try:
+            await actor.runtime.deliver(parent.session_id, "task", item["payload"], idempotency_key=item["key"])
+        except SessionNotActive:
+            pass  # the parent is gone: nobody waits for this
+        actor.state.outbox.pop(0)
+    actor.checkpoint_later()
+
+
+# -- the parent's side ------------------------------------------------------------------------
+
+
+def apply_relay(actor: SessionActor, task: TaskState, payload: dict[str, Any]) -> None:
+    """Show a child's relayed `input.requested` / `input.resolved` on this stream."""
+    turn = actor.state.turn
+    if turn is None:
+        return
+    data = dict(payload.get("data") or {})
+    coordinates = {"callId": task.call_id, "sequence": turn.sequence, "taskId": task.task_id, "turnId": turn.turn_id}
+    if payload.get("relay") == "requested":
+        requests = [r for r in data.get("requests", []) if isinstance(r, dict) and "requestId" in r]
+        task.relayed.update({r["requestId"]: r for r in requests})
+        actor.emit("input.requested", {"requests": requests, **coordinates})
+    else:
+        resolutions = [r for r in data.get("resolutions", []) if r.get("requestId") in task.relayed]
+        if not resolutions:
+            return
+        for resolution in resolutions:
+            task.relayed.pop(resolution["requestId"], None)
+        actor.emit("input.resolved", {"resolutions": resolutions, **coordinates})
+    if any(t.relayed for t in actor.state.tasks.values()):
+        actor.emit(
+            "turn.waiting",
+            {"on": "input", "sequence": turn.sequence, "turnId": turn.turn_id, "usage": actor.state.usage.wire()},
+        )
+
+
+def _relayed(actor: SessionActor) -> dict[str, TaskState]:
+    return {request_id: task for task in actor.state.tasks.values() for request_id in task.relayed}
+
+
+def relayed_answers(actor: SessionActor, delivery: DeliveryRecord) -> list[tuple[TaskState, dict[str, Any]]]:
+    """The answers in a delivery to requests relayed from children (see the module docstring)."""
+    owners = _relayed(actor)
+    if not owners:
+        return []
+    if delivery.kind == "responses":
+        items = [i for i in delivery.payload.get("inputResponses", []) if i.get("requestId") in owners]
+        return [(owners[i["requestId"]], i) for i in items]
+    if delivery.kind == "message" and len(owners) == 1:
+        request_id, task = next(iter(owners.items()))
+        request = task.relayed[request_id]
+        if request.get("kind") != "question":
+            return []
+        text = str(delivery.payload.get("message", ""))
+        option = match_option(request.get("options", []), text)
+        if option is not None:
+            return [(task, {"requestId": request_id, "optionId": option})]
+        if request.get("allowFreeform", True):
+            return [(task, {"requestId": request_id, "text": text})]
+    return []
+
+
+async def forward_answers(actor: SessionActor, delivery: DeliveryRecord) -> bool:
+    """Send a delivery's answers to relayed requests down to their children; whether it held any."""
+    answers = relayed_answers(actor, delivery)
+    by_child: dict[str, list[dict[str, Any]]] = {}
+    for task, item in answers:
+        by_child.setdefault(task.child_session_id, []).append(item)
+    for child, items in by_child.items():
+        try:
+            await actor.runtime.deliver(
+                child, "responses", {"inputResponses": items}, idempotency_key=f"answer:{delivery.id}"
+            )
+        except SessionNotActive:
+            pass  # the child ended: its requests were withdrawn there
+    if answers:
+        await actor.commit(consumed=[delivery.id])
+    return bool(answers)
+
+
+def withdraw_relayed(actor: SessionActor, task: TaskState) -> None:
+    """A task stops: its relayed requests are resolved `cancelled` here (the child withdraws its own)."""
+    turn = actor.state.turn
+    if not task.relayed or turn is None:
+        task.relayed.clear()
+        return
+    resolutions = [
+        {"kind": request.get("kind", "tool-approval"), "outcome": "cancelled", "requestId": request_id}
+        for request_id, request in task.relayed.items()
+    ]
+    task.relayed.clear()
+    actor.emit(
+        "input.resolved",
+        {
+            "callId": task.call_id,
+            "resolutions": resolutions,
+            "sequence": turn.sequence,
+            "taskId": task.task_id,
+            "turnId": turn.turn_id,
+        },
+    )
