@@ -65,12 +65,10 @@ def local_dev() -> AuthFn:
     """Admit requests from this machine under `eve dev` (principal `local-dev`); skip otherwise."""
 
     def check(request: Any) -> Principal | None:
-        from eve_runtime.server.auth import LoopbackAuth  # the server layer: only once a request exists
-
         state = request.app.state
-        if getattr(state, "eve_mode", None) != "development":
+        loopback = getattr(state, "eve_loopback", None)  # the server's loopback check (`eve dev` always has one)
+        if getattr(state, "eve_mode", None) != "development" or loopback is None:
             return None
-        loopback = getattr(state, "eve_loopback", None) or LoopbackAuth()
         if loopback.check(request.scope) is not None:
             return None
         return Principal("local-dev", "user", "local-dev")

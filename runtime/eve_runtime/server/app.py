@@ -385,6 +385,6 @@ def create_app(
     app.state.streams = api.streams
     app.state.runtime = runtime
     app.state.eve_mode = mode
-    app.state.eve_loopback = auth if isinstance(auth, LoopbackAuth) else None  # what `local_dev()` checks with
+    app.state.eve_loopback = auth if isinstance(auth, LoopbackAuth) else LoopbackAuth()  # what `local_dev()` checks
     app.state.show_build = api.show_build
     return app
