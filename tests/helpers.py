@@ -7,9 +7,13 @@ import textwrap
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from eve_runtime.diagnostics import Diagnostic
+from eve_runtime.events.wire import event_line, now_iso
+from eve_runtime.ids import new_event_id
 from eve_runtime.project.compiler import CompiledApp, compile_app
+from eve_runtime.store.base import Commit, EventRow, Store
 
 __all__ = [
     "AGENT_PY",
@@ -24,6 +28,7 @@ __all__ = [
     "only",
     "warnings",
     "write_app",
+    "write_events",
     "write_files",
 ]
 
@@ -115,3 +120,17 @@ def only(diagnostics: Iterable[Diagnostic], code: str) -> Diagnostic:
 def app_modules() -> set[str]:
     """The names in `sys.modules` that belong to a loaded generation of user code."""
     return {name for name in sys.modules if name.startswith("_eve_app_")}
+
+
+async def write_events(store: Store, session_id: str, events: Iterable[tuple[str, dict[str, Any]]]) -> None:
+    """Append events as given (`type`, `data`) to a session's log: what another eve version wrote."""
+    start = await store.event_count(session_id)
+    rows = [
+        EventRow(
+            index=start + offset,
+            type=kind,
+            line=event_line(kind, data, event_id=new_event_id(), at=now_iso(), delivery_ids=()),
+        )
+        for offset, (kind, data) in enumerate(events)
+    ]
+    await store.commit(session_id, Commit(events=rows))

@@ -12,11 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from eve_runtime.authoring.context import ParentInfo, Predecessor
-from eve_runtime.models.base import Usage
-
 __all__ = [
-    "lineage",
     "Awaiting",
     "CallRecord",
     "DynamicValue",
@@ -26,7 +22,6 @@ __all__ = [
     "TaskState",
     "TurnState",
     "UsageTotals",
-    "step_usage_wire",
 ]
 
 STATE_VERSION = 1
@@ -37,48 +32,16 @@ class _State(BaseModel):
 
 
 class UsageTotals(_State):
-    """Token usage (and cost, when a model reported one) summed over model calls."""
+    """Token usage (and cost, when a model reported one) summed over model calls.
+
+    `eve_runtime.events.usage` counts calls into it and turns it into its wire form.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     cost_usd: float | None = None
-
-    def add(self, usage: Usage, cost_usd: float | None) -> None:
-        """Count one model call."""
-        self.input_tokens += usage.input_tokens
-        self.output_tokens += usage.output_tokens
-        self.cache_read_tokens += usage.cache_read_tokens
-        self.cache_write_tokens += usage.cache_write_tokens
-        if cost_usd is not None:
-            self.cost_usd = (self.cost_usd or 0.0) + cost_usd
-
-    def wire(self) -> dict[str, Any]:
-        """The running total as terminal events carry it (`costUsd` only when some call reported a cost)."""
-        data: dict[str, Any] = {
-            "cacheReadTokens": self.cache_read_tokens,
-            "cacheWriteTokens": self.cache_write_tokens,
-            "inputTokens": self.input_tokens,
-            "outputTokens": self.output_tokens,
-        }
-        if self.cost_usd is not None:
-            data["costUsd"] = round(self.cost_usd, 10)
-        return data
-
-
-def step_usage_wire(usage: Usage, cost_usd: float | None) -> dict[str, Any]:
-    """One model call's usage as `step.completed` carries it."""
-    data: dict[str, Any] = {
-        "inputTokens": usage.input_tokens,
-        "outputTokens": usage.output_tokens,
-        "cacheReadTokens": usage.cache_read_tokens,
-    }
-    if usage.cache_write_tokens:
-        data["cacheWriteTokens"] = usage.cache_write_tokens
-    if cost_usd is not None:
-        data["costUsd"] = round(cost_usd, 10)
-    return data
 
 
 class DynamicValue(_State):
@@ -229,12 +192,3 @@ class SessionState(_State):
     """The last compaction's summary: history then opens with it (a user header and the summary)."""
     compacting: bool = False
     """A requested compaction started and has not ended: after a crash it ends without running again."""
-
-
-def lineage(state: SessionState) -> tuple[ParentInfo | None, Predecessor | None]:
-    """What code in the session sees as `parent` and `predecessor` (tools, hooks, dynamic resolvers)."""
-    parent = state.parent
-    info = (
-        ParentInfo(parent.session_id, parent.call_id, parent.task_id, parent.turn_id, parent.name) if parent else None
-    )
-    return info, Predecessor(state.predecessor) if state.predecessor is not None else None

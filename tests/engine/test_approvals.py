@@ -29,7 +29,7 @@ def dangerous_action(target: str) -> dict:
 ''',
     "agent/tools/careful.py": '''
 from eve_runtime import tool
-from eve_runtime.engine.approval import once
+from eve_runtime.authoring.approval import once
 
 @tool(needs_approval=once())
 def careful(n: int) -> int:
@@ -38,7 +38,7 @@ def careful(n: int) -> int:
 ''',
     "agent/tools/policy.py": '''
 from eve_runtime import tool
-from eve_runtime.engine.approval import ApprovalDecision
+from eve_runtime.authoring.approval import ApprovalDecision
 
 def decide(check):
     if check.tool_input["amount"] > 100:

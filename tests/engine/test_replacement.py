@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 from eve_runtime.authoring.context import Predecessor
-from eve_runtime.engine.emitter import Emitter
 from eve_runtime.events.transcript import transcript_of
 from eve_runtime.sessions.availability import SessionStranded
 from eve_runtime.store.sqlite import SqliteStore
 from tests.engine import hook_ledger
 from tests.engine.harness import Harness, make_harness, of_type
 from tests.engine.test_turn_inputs import Recording, contents
+from tests.helpers import write_events
 
 pytestmark = pytest.mark.anyio
 
@@ -113,11 +113,7 @@ async def stranded_session(h: Harness) -> str:
     record = dataclasses.replace(h.rt.new_record(), eve_version="0.0.1")
     session, _ = await h.store.create_session(record)
     assert await h.store.claim_address(session.id, ADDRESS) == session.id
-    emitter = Emitter(h.store, session.id, 0)
-    for kind, data in STRANDED_LOG:
-        emitter.emit(kind, data)
-    await emitter.commit()
-    await emitter.close()
+    await write_events(h.store, session.id, STRANDED_LOG)
     return session.id
 
 

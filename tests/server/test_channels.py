@@ -12,7 +12,6 @@ from typing import Any
 import httpx
 import pytest
 
-from eve_runtime.engine.emitter import Emitter
 from eve_runtime.project.compiler import CompiledApp, compile_app
 from eve_runtime.project.info import cli_info
 from eve_runtime.project.manifest import Manifest
@@ -20,6 +19,7 @@ from eve_runtime.project.runtime_agent import RuntimeAgent
 from eve_runtime.server.auth import BearerTokenAuth
 from eve_runtime.store.sqlite import SqliteStore
 from tests.engine import hook_ledger
+from tests.helpers import write_events
 from tests.server.support import Harness, LiveServer, harness, scaffold_app
 
 MESSAGES = "/webhook/messages"
@@ -180,10 +180,7 @@ def test_a_stranded_holder_is_replaced_through_the_channel(api: Harness) -> None
         record = dataclasses.replace(api.runtime.new_record(), eve_version="0.0.1")
         session, _ = await api.store.create_session(record)
         await api.store.claim_address(session.id, f"webhook:{name}")
-        emitter = Emitter(api.store, session.id, 0)
-        emitter.emit("session.started", {"runtime": {"eveVersion": "0.0.1"}})
-        await emitter.commit()
-        await emitter.close()
+        await write_events(api.store, session.id, [("session.started", {"runtime": {"eveVersion": "0.0.1"}})])
         return session.id
 
     old = api.call(stranded)

@@ -1,44 +1,24 @@
-"""Tool approval: deciding per call whether a person must approve it, and the requests they answer.
+"""Tool approval: deciding per call whether a person must approve it (`@tool(needs_approval=...)`).
 
 A tool's `@tool(needs_approval=...)` is `True` (always ask), `False` (never), or a policy: a
-function called with an [`ApprovalCheck`][eve_runtime.engine.approval.ApprovalCheck] for every call,
+function called with an [`ApprovalCheck`][eve_runtime.authoring.approval.ApprovalCheck] for every call,
 returning `True`/`"user-approval"` (ask), `False`/`"not-applicable"` (run), `"approved"` (run
 without asking), `"denied"` (refuse without asking), or an
-[`ApprovalDecision`][eve_runtime.engine.approval.ApprovalDecision] with a reason. `always()`, `never()`
+[`ApprovalDecision`][eve_runtime.authoring.approval.ApprovalDecision] with a reason. `always()`, `never()`
 and `once()` (ask the first time a session calls the tool, then allow) are ready-made policies.
+The requests a person then answers are shaped in `eve_runtime.events.requests`.
 """
 
 from __future__ import annotations
 
 import inspect
-import secrets
-import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = [
-    "APPROVE",
-    "NEGATIVE_OPTIONS",
-    "ApprovalCheck",
-    "ApprovalDecision",
-    "Decision",
-    "always",
-    "approval_request",
-    "decide",
-    "humanize",
-    "match_option",
-    "never",
-    "new_request_id",
-    "once",
-]
+__all__ = ["ApprovalCheck", "ApprovalDecision", "Decision", "always", "decide", "never", "once"]
 
 Decision = Literal["user-approval", "not-applicable", "approved", "denied"]
-APPROVE = "approve"
-NEGATIVE_OPTIONS = ("cancel", "deny")
-"""eve's current negative option is `cancel`; older clients answer `deny`. Both refuse."""
-OPTIONS = ({"id": APPROVE, "label": "Approve"}, {"id": "cancel", "label": "Cancel"})
-_ALPHABET = string.ascii_letters + string.digits
 
 
 @dataclass(frozen=True)
@@ -118,42 +98,3 @@ async def decide(policy: object, check: ApprovalCheck) -> tuple[Decision, str | 
         decision: Decision = result
         return decision, None
     raise ValueError(f"an approval policy returned {result!r}; return True, False, or a decision string")
-
-
-def new_request_id() -> str:
-    """A request id in eve's shape (`aitxt-` and 24 letters and digits)."""
-    return "aitxt-" + "".join(secrets.choice(_ALPHABET) for _ in range(24))
-
-
-def humanize(tool_name: str) -> str:
-    """`dangerous_action` -> `Dangerous action` (the label in an approval prompt)."""
-    words = tool_name.replace("-", " ").replace("_", " ").split()
-    text = " ".join(words) if words else tool_name
-    return text[:1].upper() + text[1:]
-
-
-def approval_request(request_id: str, call_id: str, tool_name: str, tool_input: Mapping[str, Any]) -> dict[str, Any]:
-    """The `input.requested` entry of a tool approval."""
-    return {
-        "action": {"callId": call_id, "input": dict(tool_input), "kind": "tool-call", "toolName": tool_name},
-        "allowFreeform": False,
-        "display": "confirmation",
-        "kind": "tool-approval",
-        "options": [dict(option) for option in OPTIONS],
-        "prompt": f"Approve {humanize(tool_name)}?",
-        "requestId": request_id,
-    }
-
-
-def match_option(options: list[dict[str, Any]], text: str) -> str | None:
-    """The option a plain-text answer picks: by id, label (any case) or 1-based number; None if none."""
-    answer = text.strip()
-    lowered = answer.casefold()
-    for option in options:
-        if lowered in (str(option["id"]).casefold(), str(option.get("label", "")).casefold()):
-            return str(option["id"])
-    if answer.isdigit() and 1 <= int(answer) <= len(options):
-        return str(options[int(answer) - 1]["id"])
-    if lowered == "deny":
-        return "deny"
-    return None

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypedDict
 
+from eve_runtime.checkpoint import SessionState
+
 __all__ = [
     "AbortSignal",
     "AskResult",
@@ -32,6 +34,7 @@ __all__ = [
     "SleepResult",
     "ToolContext",
     "ToolHost",
+    "lineage",
     "option_id",
 ]
 
@@ -95,6 +98,15 @@ class Predecessor:
     """The stranded session a replacement session replaced (`session.started.data.predecessor`)."""
 
     session_id: str
+
+
+def lineage(state: SessionState) -> tuple[ParentInfo | None, Predecessor | None]:
+    """What code in the session sees as `parent` and `predecessor` (tools, hooks, dynamic resolvers)."""
+    parent = state.parent
+    info = (
+        ParentInfo(parent.session_id, parent.call_id, parent.task_id, parent.turn_id, parent.name) if parent else None
+    )
+    return info, Predecessor(state.predecessor) if state.predecessor is not None else None
 
 
 @dataclass(frozen=True)

@@ -9,38 +9,49 @@ Each actor runs one build of the app: the newest for an idle session (moving it 
 
 Here are the actor's state, what the runtime hands it, what turns ask of it (ending a turn, the
 session's values) and its writes (events, history and checkpoint in one commit). Its loop is in
-`eve_runtime.engine.loop`, the routing of each delivery in `eve_runtime.engine.routing`.
+`eve_runtime.engine.loop`, the routing of each delivery in `eve_runtime.engine.routing`. The
+actor satisfies the engine's ports (`eve_runtime.engine.ports`): its helpers see only those.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
+import json
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from eve_runtime.authoring.state import SessionValues
 from eve_runtime.checkpoint import SessionState, TurnState
 from eve_runtime.crashpoints import crashpoint
-from eve_runtime.engine.dynamic_tools import DynamicTools
 from eve_runtime.engine.emitter import Emitter
 from eve_runtime.engine.handoff import busy
+from eve_runtime.engine.held import DynamicTools, LoadedSession
 from eve_runtime.engine.hook_dispatch import hook_context
-from eve_runtime.engine.loop import LoadedSession, work
-from eve_runtime.engine.turn import TurnRunner
+from eve_runtime.engine.inbox import Inbox
+from eve_runtime.engine.loop import work
+from eve_runtime.engine.ports import ActorHost
 from eve_runtime.engine.turn_start import message_of, model_for_step, model_text_of
-from eve_runtime.messages import Message, UserMessage
+from eve_runtime.events.catalog import StreamEvent, TurnAt
+from eve_runtime.events.turns import (
+    MessageReceived,
+    SessionCompleted,
+    SessionWaiting,
+    TurnCancelled,
+    TurnCompleted,
+    TurnFailed,
+)
+from eve_runtime.events.usage import add_call
+from eve_runtime.messages import Message, MessageAdapter, UserMessage
 from eve_runtime.models.base import Finish, Model
 from eve_runtime.project.runtime_agent import RuntimeAgent
-from eve_runtime.store.base import DeliveryRecord, SessionRecord, SessionStatus
+from eve_runtime.store.base import DeliveryRecord, SessionHandoff, SessionRecord, SessionStatus
 from eve_runtime.tasks.delegation import CHILD_PREFIX, cancel_tasks
 from eve_runtime.tasks.relay import notify_parent, report_turn_end
 
-if TYPE_CHECKING:
-    from eve_runtime.sessions.runtime import Runtime
-
-__all__ = ["LoadedSession", "SessionActor"]
+__all__ = ["SessionActor"]
 
 logger = logging.getLogger("eve.actor")
 
@@ -48,87 +59,157 @@ logger = logging.getLogger("eve.actor")
 class SessionActor:
     """Runs one session while it has work; see the module docstring."""
 
-    def __init__(self, runtime: Runtime, session: SessionRecord, loaded: LoadedSession | None = None) -> None:
-        self.runtime = runtime
+    def __init__(self, host: ActorHost, session: SessionRecord, loaded: LoadedSession | None = None) -> None:
+        self.host = host
         self.session = session
         self.session_id = session.id
-        self.root: RuntimeAgent = runtime.pins.get(session.id) or runtime.agent
+        self.root: RuntimeAgent = host.pins.get(session.id) or host.agent
         """The root agent of the build this actor runs (see `eve_runtime.engine.handoff`)."""
-        self.base_agent: RuntimeAgent = runtime.agent_for(session, self.root)
+        self.base_agent: RuntimeAgent = host.agent_for(session, self.root)
         """The session's agent in that build, before dynamic tools."""
         self.agent: RuntimeAgent = self.base_agent
         self.is_root = not session.agent.startswith(CHILD_PREFIX)
         """A child session (a subagent's) never offers the built-in `agent` tool and reports to its parent."""
-        self.store = runtime.store
         self.stopping = False
         self.closing = False
         """Set once the actor decided to end: a delivery arriving now needs a new actor."""
         self.task: asyncio.Task[None] | None = None
         self.state = SessionState()
         self.history: list[Message] = []
-        self.emitter = Emitter(self.store, session.id, 0, linger=runtime.options.flush_linger)
-        self.emitter.observer = runtime.hooks.observer(session.id, lambda: self.agent, lambda: hook_context(self))
-        self.runner: TurnRunner | None = None
+        self.emitter = Emitter(host.store, session.id, 0, linger=host.options.flush_linger)
+        self.emitter.observer = host.hooks.observer(
+            session.id, lambda: self.agent, lambda: hook_context(self.session_id, self.agent, self.state)
+        )
         self.dynamic_tools = DynamicTools()
         """Tools `define_dynamic` resolvers returned (functions: never in a checkpoint)."""
+        self.inbox = Inbox()
+        """Deliveries taken from the store and not yet handled (see `eve_runtime.engine.routing`)."""
         self._unsaved: list[Message] = []
-        self._values: SessionValues | None = None
         """Messages of completed steps inside a checkpoint batch, saved with the batch's checkpoint."""
-        self.inbox: list[DeliveryRecord] = []
-        """Deliveries taken from the store and not yet handled, by arrival (see `eve_runtime.engine.routing`)."""
-        self.deferred: set[str] = set()
-        """Deliveries that wait for the parked turn to end (stale answers)."""
-        self.seen: set[str] = set()
-        """Every delivery taken into the inbox (one pushed again is not handled twice)."""
-        self.queued_through = -1
-        """The last delivery (by seq) accepted while the session was busy: work it finishes on its build."""
-        self.wakeup = asyncio.Event()
-        """Set when the inbox changed, for the loop that watches a running turn."""
-        self.loaded = loaded
-        """The session as the last actor here left it, reused instead of reading the store (see `actor_loop`)."""
+        self._values: SessionValues | None = None
+        self._loaded = loaded
+        """The session as the last actor here left it, reused instead of reading the store (see `loop`)."""
 
     # -- the runtime's side ---------------------------------------------------------------------
 
-    def push(self, delivery: DeliveryRecord) -> None:
-        """Hand over a delivery that is already durable in the inbox."""
-        if delivery.id in self.seen:
-            return
-        self.seen.add(delivery.id)
-        self.inbox.append(delivery)
-        if busy(self.state):
-            self.queued_through = max(self.queued_through, delivery.seq)
-        self.wakeup.set()
-
-    def reroute(self) -> None:
-        """Look at the inbox again: something in the running turn changed what a delivery means."""
-        self.wakeup.set()
-
-    def accepts_deliveries(self) -> bool:
-        """Whether a delivery pushed now will be handled by this actor (it is not on its way out)."""
-        return self.task is not None and not self.task.done() and not self.stopping and not self.closing
-
-    # -- the loop --------------------------------------------------------------------------------
+    def start(self, context: contextvars.Context) -> asyncio.Task[None]:
+        """Run the actor as a task (in `context`) until its work is done."""
+        self.task = asyncio.create_task(self.run(), name=f"eve-session-{self.session_id}", context=context)
+        return self.task
 
     async def run(self) -> None:
         """Load, recover, and work until the inbox is empty (or the runtime stops), holding the lease if any."""
-        ownership = self.runtime.ownership
+        ownership = self.host.ownership
         if ownership is None:
             await work(self)
         else:
             await ownership.run(self, lambda: work(self))
 
-    def keep_loaded_under(self, fence: int) -> None:
-        """Keep the session as the last actor here left it only if no other process owned it since.
+    def push(self, delivery: DeliveryRecord) -> None:
+        """Hand over a delivery that is already durable in the inbox."""
+        self.inbox.push(delivery, busy=busy(self.state))
 
-        That is when this process kept the lease (the same fencing token) or released it and took it
-        back with nobody in between (the next token).
-        """
-        if self.loaded is not None and (self.loaded.fence is None or fence - self.loaded.fence not in (0, 1)):
-            self.loaded = None
+    def reroute(self) -> None:
+        """Look at the inbox again: something in the running turn changed what a delivery means."""
+        self.inbox.signal()
+
+    def accepts_deliveries(self) -> bool:
+        """Whether a delivery pushed now will be handled by this actor (it is not on its way out)."""
+        return self.task is not None and not self.task.done() and not self.stopping and not self.closing
+
+    def stop(self) -> None:
+        """Stop at the next step boundary (the runtime stops)."""
+        self.stopping = True
+
+    def stop_accepting(self) -> None:
+        """The actor decided to end: a delivery arriving now needs a new actor."""
+        self.closing = True
 
     def seen_deliveries(self) -> frozenset[str]:
         """The deliveries this actor took into its inbox (handled, deferred or queued)."""
-        return frozenset(self.seen)
+        return self.inbox.seen()
+
+    # -- leases (many processes on one store) ----------------------------------------------------
+
+    def hold_lease(self, fence: int) -> None:
+        """This process holds the session's lease with fencing token `fence`: every commit carries it.
+
+        The session as the last actor here left it stays usable only if no other process owned it
+        since: this process kept the lease (the same token) or took it back with nobody in between
+        (the next token).
+        """
+        self.emitter.fence = fence
+        loaded = self._loaded
+        if loaded is not None and (loaded.fence is None or fence - loaded.fence not in (0, 1)):
+            self._loaded = None
+
+    @property
+    def fence(self) -> int | None:
+        """The fencing token of the session's lease this actor holds, if any."""
+        return self.emitter.fence
+
+    def lose_lease(self) -> None:
+        """Another process took the session over: stop at once, writing nothing more."""
+        self.stopping = True
+        if self.task is not None:
+            self.task.cancel()
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    def take_loaded(self) -> LoadedSession | None:
+        """What the last actor here left, if this one may reuse it (once)."""
+        loaded, self._loaded = self._loaded, None
+        return loaded
+
+    def resume(self, loaded: LoadedSession) -> None:
+        """Continue from what the last actor here left instead of reading the store."""
+        self.state, self.history, self.emitter.next_index = loaded.state, loaded.history, loaded.next_index
+        self.emitter.delivery_ids = tuple(self.state.turn.delivery_ids) if self.state.turn is not None else ()
+
+    async def load(self, *, history: bool) -> None:
+        """Read the checkpoint (and with `history`, the history and the event count) from the store."""
+        store = self.host.store
+        if not history:
+            raw = await store.load_checkpoint(self.session_id)
+            if raw is not None:
+                self.state = SessionState.model_validate_json(raw)
+            return
+        stored = await store.load_history(self.session_id)
+        self.history = MessageAdapter.validate_json("[" + ",".join(stored) + "]")
+        self.emitter.next_index = await store.event_count(self.session_id)
+        if self.state.turn is not None:
+            self.emitter.delivery_ids = tuple(self.state.turn.delivery_ids)
+
+    def loaded(self) -> LoadedSession:
+        """The session as it is now, for the next actor here."""
+        return LoadedSession(self.session, self.state, self.history, self.emitter.next_index, self.emitter.fence)
+
+    async def events_after_checkpoint(self) -> list[dict[str, Any]]:
+        """The events an interrupted attempt wrote after the last checkpoint (recovery reads them)."""
+        if self.emitter.next_index <= self.state.event_count:
+            return []
+        rows = await self.host.store.read_events(self.session_id, self.state.event_count)
+        return [json.loads(row.line) for row in rows]
+
+    # -- builds ----------------------------------------------------------------------------------
+
+    def run_on(self, root: RuntimeAgent) -> bool:
+        """Run the build of `root` from now on (see `eve_runtime.engine.handoff`); whether that changed it."""
+        if root is self.root:
+            return False
+        self.root = root
+        self.base_agent = self.agent = self.host.agent_for(self.session, root)
+        self.dynamic_tools = DynamicTools()  # the other build's resolvers made them
+        return True
+
+    async def record_build(self, handoff: SessionHandoff, *, checkpoint: str | None = None) -> None:
+        """Record the build the session runs (and its deadline), with `checkpoint` when it moved."""
+        await self.emitter.commit(handoff=handoff, checkpoint=(lambda _count: checkpoint) if checkpoint else None)
+        self.session = dataclasses.replace(self.session, deployment=handoff.deployment, deadline=handoff.deadline)
+
+    def use_agent(self, agent: RuntimeAgent) -> None:
+        """Offer this agent's tools from now on (the base agent with dynamic tools)."""
+        self.agent = agent
 
     # -- turns -------------------------------------------------------------------------------
 
@@ -146,14 +227,6 @@ class SessionActor:
         assert turn is not None
         return turn
 
-    def message_of(self, delivery: DeliveryRecord) -> tuple[str, list[dict[str, Any]]]:
-        """The `message.received` text and parts of a delivery."""
-        return message_of(delivery)
-
-    def model_text_of(self, delivery: DeliveryRecord) -> str:
-        """What the model reads for a delivery."""
-        return model_text_of(delivery)
-
     async def model_for_step(self, step_index: int) -> tuple[Model, str]:
         """The model of the turn's next call, and the id `step.started` reports."""
         return await model_for_step(self, step_index)
@@ -163,33 +236,25 @@ class SessionActor:
 
         Returns what the model reads for it (the caller decides whether it enters history).
         """
-        self.add_delivery_id(delivery.id)
-        text, parts = self.message_of(delivery)
         turn = self.turn
-        self.emit(
-            "message.received", {"message": text, "parts": parts, "sequence": turn.sequence, "turnId": turn.turn_id}
-        )
-        return UserMessage(content=self.model_text_of(delivery))
+        turn.delivery_ids.append(delivery.id)
+        self.emitter.delivery_ids = tuple(turn.delivery_ids)
+        text, parts = message_of(delivery)
+        self.emit(MessageReceived(TurnAt.of(turn), text, parts))
+        return UserMessage(content=model_text_of(delivery))
 
     def names_another_turn(self, delivery: DeliveryRecord) -> bool:
         """A cancel naming a turn other than the running one (consumed as a no-op)."""
         target = delivery.payload.get("turnId")
         return delivery.kind == "cancel" and target is not None and target != self.turn.turn_id
 
-    def add_delivery_id(self, delivery_id: str) -> None:
-        """A steering message joins the turn: its delivery id goes on every later event."""
-        turn = self.turn
-        turn.delivery_ids.append(delivery_id)
-        self.emitter.delivery_ids = tuple(turn.delivery_ids)
-
     def add_usage(self, finish: Finish) -> None:
         """Count a finished model call in the session's totals."""
-        self.state.usage.add(finish.usage, finish.cost_usd)
+        add_call(self.state.usage, finish.usage, finish.cost_usd)
 
     async def end_turn_completed(self, *, history: Sequence[Message], result: Any = None) -> None:
         """`turn.completed` then `session.waiting`, with the turn's last messages (and its `outputSchema` result)."""
-        turn = self.turn
-        self.emit("turn.completed", {"sequence": turn.sequence, "turnId": turn.turn_id})
+        self.emit(TurnCompleted(TurnAt.of(self.turn)))
         report: dict[str, Any] = {"result": result} if result is not None else {}
         await self._close_turn(history, status="completed", report=report)
 
@@ -205,10 +270,7 @@ class SessionActor:
         """`turn.failed` (not terminal: the session stays open) then `session.waiting`."""
         turn = self.turn
         await cancel_tasks(self, reason="turn_failed")
-        data: dict[str, Any] = {"code": code, "message": message}
-        if details:
-            data["details"] = details
-        self.emit("turn.failed", {**data, "sequence": turn.sequence, "terminal": False, "turnId": turn.turn_id})
+        self.emit(TurnFailed(TurnAt.of(turn), code, message, details))
         await self._close_turn(
             history, consumed=consumed, status="failed", report={"error": {"code": code, "message": message}}
         )
@@ -227,7 +289,7 @@ class SessionActor:
         """
         turn = self.turn
         await cancel_tasks(self, reason="turn_cancelled")
-        self.emit("turn.cancelled", {"sequence": turn.sequence, "turnId": turn.turn_id})
+        self.emit(TurnCancelled(TurnAt.of(turn)))
         consumed = [*consumed, *([cancel.id] if cancel is not None else [])]
         await self._close_turn(history, consumed=consumed, status="cancelled", report={}, waiting=waiting)
 
@@ -252,11 +314,19 @@ class SessionActor:
 
     async def complete(self, status: SessionStatus, *, consumed: Sequence[str] = ()) -> None:
         """End the session: `session.completed` is its last event; its data is kept."""
-        self.emit("session.completed", {"usage": self.state.usage.wire()})
+        self.emit(SessionCompleted(self.state.usage))
         await self.commit(consumed=consumed, status=status)
         self.session = dataclasses.replace(self.session, status=status)
 
     # -- writing -----------------------------------------------------------------------------
+
+    def own_events(self, delivery_ids: Sequence[str]) -> None:
+        """The deliveries that own what is emitted from now on."""
+        self.emitter.delivery_ids = tuple(delivery_ids)
+
+    async def continue_deliveries(self) -> None:
+        """Between turns: what is emitted next is owned by the deliveries of the newest durable event."""
+        await self.emitter.continue_deliveries()
 
     def checkpoint_later(
         self, *, history: Sequence[Message] = (), consumed: Sequence[str] = (), checkpoint: bool = True
@@ -283,18 +353,19 @@ class SessionActor:
 
     def emit_waiting(self) -> None:
         """`session.waiting`: the session is idle until the next message."""
-        self.emit(
-            "session.waiting",
-            {"continuationToken": self.session_id, "usage": self.state.usage.wire(), "wait": "next-user-message"},
-        )
+        self.emit(SessionWaiting(self.session_id, self.state.usage))
 
-    def emit(self, event_type: str, data: dict[str, Any]) -> None:
+    def emit(self, event: StreamEvent) -> None:
         """Emit one of this session's events."""
-        self.emitter.emit(event_type, data)
+        self.emitter.emit(event)
 
     async def flush(self) -> None:
         """Wait until every emitted event is durable."""
         await self.emitter.flush()
+
+    async def close(self) -> None:
+        """Wait for the session's last write."""
+        await self.emitter.close()
 
     async def commit(
         self,

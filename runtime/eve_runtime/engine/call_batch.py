@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from eve_runtime.authoring.context import AbortSignal, ToolContext
-from eve_runtime.checkpoint import lineage
+from eve_runtime.authoring.context import AbortSignal, ToolContext, lineage
 from eve_runtime.crashpoints import crashpoint
-from eve_runtime.engine.tool_runner import ToolOutcome, cancelled_outcome, run_tool
+from eve_runtime.engine.ports import Session
+from eve_runtime.engine.tool_runner import run_tool
 from eve_runtime.engine.workflow import CallHost, QuestionBoard, ServeInbox
+from eve_runtime.events.actions import ActionPartial, ActionResult
+from eve_runtime.events.catalog import StepAt
 from eve_runtime.messages import ToolCall
-
-if TYPE_CHECKING:
-    from eve_runtime.engine.actor import SessionActor
+from eve_runtime.outcomes import ToolOutcome, cancelled_outcome
 
 __all__ = ["CallBatch"]
 
@@ -30,15 +30,15 @@ class CallBatch:
 
     def __init__(
         self,
-        actor: SessionActor,
+        session: Session,
         questions: QuestionBoard,
         serve_inbox: ServeInbox,
-        coordinates: dict[str, Any],
+        at: StepAt,
     ) -> None:
-        self.actor = actor
+        self.session = session
         self.questions = questions
         self.serve_inbox = serve_inbox
-        self.coordinates = coordinates
+        self.at = at
         self._aborts: dict[str, AbortSignal] = {}
 
     def abort(self, reason: str) -> None:
@@ -47,7 +47,7 @@ class CallBatch:
             signal.abort(reason)
 
     def _context(self, call: ToolCall, journal: list[dict[str, Any]] | None) -> ToolContext:
-        actor = self.actor
+        actor = self.session
         turn = actor.turn
         parent, predecessor = lineage(actor.state)
         abort = AbortSignal()
@@ -58,11 +58,11 @@ class CallBatch:
             sequence=turn.sequence,
             call_id=call.id,
             tool_name=call.name,
-            principal_id=actor.runtime.principal_id,
+            principal_id=actor.host.principal_id,
             parent=parent,
             predecessor=predecessor,
             abort_signal=abort,
-            host=CallHost(actor, self.questions, call, self.coordinates, abort, journal, self.serve_inbox),
+            host=CallHost(actor, self.questions, call, self.at.call(call.id), abort, journal, self.serve_inbox),
         )
 
     def _partial_sink(
@@ -71,8 +71,7 @@ class CallBatch:
         def sink(value: Any) -> None:
             if call.id in outcomes or cancelled():
                 return
-            result = {"callId": call.id, "kind": "tool-result", "output": value, "toolName": call.name}
-            self.actor.emit("action.partial", {"result": result, **self.coordinates})
+            self.session.emit(ActionPartial(self.at.call(call.id), call.name, value))
 
         return sink
 
@@ -87,7 +86,7 @@ class CallBatch:
 
         `journals` replays workflow tools resumed after a restart.
         """
-        actor = self.actor
+        actor = self.session
         outcomes: dict[str, ToolOutcome] = {}
         if not calls:
             return outcomes
@@ -99,7 +98,7 @@ class CallBatch:
                     call,
                     self._context(call, journals.get(call.id)),
                     on_partial=self._partial_sink(call, outcomes, cancelled),
-                    executor=actor.runtime.tool_executor,
+                    executor=actor.host.tool_executor,
                     values=actor.values,
                 )
             )
@@ -118,7 +117,7 @@ class CallBatch:
                     self._aborts.pop(call.id, None)
                     crashpoint("after-tool-effect")
                     outcomes[call.id] = outcome
-                    actor.emit("action.result", {**outcome.result_event(call.name), **self.coordinates})
+                    actor.emit(ActionResult(self.at, outcome))
                 if watcher in done:
                     for task in pending:
                         task.cancel()

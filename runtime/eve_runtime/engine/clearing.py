@@ -13,25 +13,23 @@ transaction as the emptied history, so no request remains open once the session 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from eve_runtime.engine.ports import Session
+from eve_runtime.events.catalog import TurnAt
+from eve_runtime.events.turns import ContextCleared
 from eve_runtime.store.base import DeliveryRecord
-
-if TYPE_CHECKING:
-    from eve_runtime.engine.actor import SessionActor
 
 __all__ = ["clear_context"]
 
 
-async def clear_context(actor: SessionActor, delivery: DeliveryRecord) -> None:
+async def clear_context(actor: Session, delivery: DeliveryRecord) -> None:
     """Empty the idle session's history: `context.cleared`, then `session.waiting`."""
-    await actor.emitter.continue_deliveries()
+    await actor.continue_deliveries()
     state = actor.state
     state.dynamic = {slug: value for slug, value in state.dynamic.items() if value is None or value.role == "system"}
     state.summary = None
     state.compacting = False
     state.tasks_note = None  # working tasks are announced to the model again
     sequence = state.next_sequence
-    actor.emit("context.cleared", {"sequence": sequence, "sessionId": actor.session_id, "turnId": f"turn_{sequence}"})
+    actor.emit(ContextCleared(TurnAt(sequence, f"turn_{sequence}"), actor.session_id))
     actor.emit_waiting()
     await actor.commit(history=[], replace_history=True, consumed=[delivery.id])

@@ -24,17 +24,16 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from eve_runtime.authoring.dynamic import DynamicResolver
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.engine.conversation import build_request
+from eve_runtime.engine.ports import Session
+from eve_runtime.events.catalog import StepAt
+from eve_runtime.events.turns import CompactionCompleted, CompactionRequested
 from eve_runtime.messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 from eve_runtime.models.base import Finish, Model, ModelError, ModelRequest, ModelSettings, TextDelta
 from eve_runtime.store.base import DeliveryRecord
-
-if TYPE_CHECKING:
-    from eve_runtime.engine.actor import SessionActor
 
 __all__ = [
     "KEEP_RECENT",
@@ -67,8 +66,8 @@ _INSTRUCTIONS = (
 @dataclass(frozen=True)
 class _Plan:
     previous: str | None
-    folded: list[Message]
-    kept: list[Message]
+    folded: Sequence[Message]
+    kept: Sequence[Message]
     cut: int
     """Index in the full history where the kept messages start."""
 
@@ -107,7 +106,7 @@ def compaction_prompt(previous: str | None, messages: Sequence[Message]) -> str:
     )
 
 
-def _plan(actor: SessionActor, window: int | None, *, fold_all: bool) -> _Plan:
+def _plan(actor: Session, window: int | None, *, fold_all: bool) -> _Plan:
     """Which messages are folded into the summary and which are kept verbatim."""
     history = actor.history
     head = 2 if actor.state.summary is not None else 0
@@ -129,7 +128,7 @@ def _plan(actor: SessionActor, window: int | None, *, fold_all: bool) -> _Plan:
     return _Plan(previous=actor.state.summary, folded=rest[:start], kept=rest[start:], cut=head + start)
 
 
-async def _summarize(actor: SessionActor, model: Model, prompt: str) -> tuple[str, Finish | None]:
+async def _summarize(actor: Session, model: Model, prompt: str) -> tuple[str, Finish | None]:
     system = [SystemMessage(content=i.content) for i in actor.agent.manifest.instructions if i.role == "system"]
     config = actor.agent.config
     request = ModelRequest(
@@ -149,7 +148,7 @@ async def _summarize(actor: SessionActor, model: Model, prompt: str) -> tuple[st
     return summary, finish
 
 
-async def _compact(actor: SessionActor, model: Model, coordinates: dict[str, Any], plan: _Plan) -> list[Message] | None:
+async def _compact(actor: Session, model: Model, requested: CompactionRequested, plan: _Plan) -> list[Message] | None:
     """Summarize; on success `compaction.completed` and the new history, which the caller commits.
 
     None when the summary failed: nothing changed.
@@ -168,11 +167,11 @@ async def _compact(actor: SessionActor, model: Model, coordinates: dict[str, Any
         turn.user_index = max(turn.user_index - plan.cut, 0) + 2
     state.summary = summary
     state.tasks_note = None  # the model is told about working tasks again
-    actor.emit("compaction.completed", coordinates)
+    actor.emit(CompactionCompleted(requested.at, requested.session_id, requested.model_id))
     return [UserMessage(content=SUMMARY_HEADER), AssistantMessage(content=summary), *plan.kept]
 
 
-async def _context_window(actor: SessionActor, model: Model) -> int | None:
+async def _context_window(actor: Session, model: Model) -> int | None:
     configured = actor.agent.config.model_context_window_tokens
     if configured is not None:
         return configured
@@ -184,7 +183,7 @@ async def _context_window(actor: SessionActor, model: Model) -> int | None:
 
 
 async def compact_before_call(
-    actor: SessionActor, model: Model, model_id: str, step_index: int, request: ModelRequest
+    actor: Session, model: Model, model_id: str, step_index: int, request: ModelRequest
 ) -> bool:
     """Compact when the next call's context reaches the threshold. Returns whether history changed."""
     window = await _context_window(actor, model)
@@ -196,59 +195,47 @@ async def compact_before_call(
     plan = _plan(actor, window, fold_all=False)
     if not plan.folded:
         return False  # only recent messages: nothing to fold (the fixed context alone is this large)
-    turn = actor.turn
-    coordinates = {
-        "modelId": model_id,
-        "sequence": turn.sequence,
-        "sessionId": actor.session_id,
-        "stepIndex": step_index,
-        "turnId": turn.turn_id,
-    }
-    actor.emit("compaction.requested", {**coordinates, "usageInputTokens": estimate})
-    history = await _compact(actor, model, coordinates, plan)
+    requested = CompactionRequested(StepAt.of(actor.turn, step_index), actor.session_id, model_id, estimate)
+    actor.emit(requested)
+    history = await _compact(actor, model, requested, plan)
     if history is None:
         return False
     await actor.commit(history=history, replace_history=True)
     return True
 
 
-def _session_model(actor: SessionActor) -> tuple[Model, str] | None:
+def _session_model(actor: Session) -> tuple[Model, str] | None:
     """The model an idle session's compaction uses: the agent's (or the one a resolver chose)."""
     configured = actor.agent.config.model
     if isinstance(configured, DynamicResolver):
         model_id = actor.state.model_id
-        return None if model_id is None else (actor.runtime.model(model_id), model_id)
+        return None if model_id is None else (actor.host.model(model_id), model_id)
     if isinstance(configured, str):
-        return actor.runtime.model(configured), configured
+        return actor.host.model(configured), configured
     return configured, configured.model_id
 
 
-async def compact_on_request(actor: SessionActor, delivery: DeliveryRecord) -> None:
+async def compact_on_request(actor: Session, delivery: DeliveryRecord) -> None:
     """`POST .../compact` on an idle session: `compaction.requested`, `compaction.completed`, `session.waiting`.
 
     The events carry the next turn's id. A failed summary (or a compaction a crash interrupted,
     which is not run again) goes straight back to `session.waiting` with the history unchanged.
     """
-    await actor.emitter.continue_deliveries()
+    await actor.continue_deliveries()
     state = actor.state
     chosen = _session_model(actor)
     interrupted = state.compacting
     history: list[Message] | None = None
     if chosen is not None and not interrupted and actor.history:
         model, model_id = chosen
-        coordinates = {
-            "modelId": model_id,
-            "sequence": state.next_sequence,
-            "sessionId": actor.session_id,
-            "stepIndex": 0,
-            "turnId": f"turn_{state.next_sequence}",
-        }
+        at = StepAt(state.next_sequence, 0, f"turn_{state.next_sequence}")
         request = build_request(actor.agent, state, actor.history, ModelSettings(), is_root=actor.is_root)
-        actor.emit("compaction.requested", {**coordinates, "usageInputTokens": estimate_tokens(request)})
+        requested = CompactionRequested(at, actor.session_id, model_id, estimate_tokens(request))
+        actor.emit(requested)
         state.compacting = True
         await actor.commit()
         plan = _plan(actor, await _context_window(actor, model), fold_all=True)
-        history = await _compact(actor, model, coordinates, plan)
+        history = await _compact(actor, model, requested, plan)
     elif interrupted:
         logger.warning("session %s: a compaction was interrupted; it is not run again", actor.session_id)
     state.compacting = False

@@ -18,12 +18,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from eve_runtime.authoring.schema import function_schema
 from eve_runtime.authoring.tools import ToolOptions, tool_options
 from eve_runtime.checkpoint import TurnState
+from eve_runtime.engine.ports import Session
 from eve_runtime.engine.resolvers import ResolverError, call_resolver, dynamic_context
 from eve_runtime.errors import DefinitionError
 from eve_runtime.project.compose_tools import runtime_tool
@@ -31,21 +31,9 @@ from eve_runtime.project.grammar import TOOL_NAME_PATTERN
 from eve_runtime.project.manifest import SourceInfo
 from eve_runtime.project.runtime_agent import RuntimeAgent, RuntimeTool
 
-if TYPE_CHECKING:
-    from eve_runtime.engine.actor import SessionActor
-
 logger = logging.getLogger("eve.actor")
 
-__all__ = ["DynamicTools", "apply_dynamic_tools", "restore_dynamic_tools"]
-
-
-@dataclass
-class DynamicTools:
-    """What an actor resolved: session-scoped tools (None until resolved) and the turn's."""
-
-    session: dict[str, RuntimeTool] | None = None
-    turn: dict[str, RuntimeTool] = field(default_factory=dict)
-    turn_id: str | None = None
+__all__ = ["apply_dynamic_tools", "restore_dynamic_tools"]
 
 
 def _tool(name: str, value: Any, source: SourceInfo) -> RuntimeTool:
@@ -65,7 +53,7 @@ def _tool(name: str, value: Any, source: SourceInfo) -> RuntimeTool:
     return runtime_tool(name, function, schema, options, description, source)
 
 
-async def _resolve(actor: SessionActor, base: RuntimeAgent, event: str, turn: TurnState) -> dict[str, RuntimeTool]:
+async def _resolve(actor: Session, base: RuntimeAgent, event: str, turn: TurnState) -> dict[str, RuntimeTool]:
     tools: dict[str, RuntimeTool] = {}
     context = await dynamic_context(actor, event, turn)
     for manifest in base.manifest.dynamic_tools:
@@ -83,8 +71,8 @@ async def _resolve(actor: SessionActor, base: RuntimeAgent, event: str, turn: Tu
     return tools
 
 
-async def apply_dynamic_tools(actor: SessionActor, turn: TurnState, *, new_turn: bool) -> None:
-    """Resolve what is missing and make `actor.agent` offer the session's and the turn's dynamic tools.
+async def apply_dynamic_tools(actor: Session, turn: TurnState, *, new_turn: bool) -> None:
+    """Resolve what is missing and make the session's agent offer its and the turn's dynamic tools.
 
     Called when a turn opens (`new_turn`) and when an actor takes up a turn in progress.
     """
@@ -97,10 +85,10 @@ async def apply_dynamic_tools(actor: SessionActor, turn: TurnState, *, new_turn:
     if new_turn or held.turn_id != turn.turn_id:
         held.turn = await _resolve(actor, base, "turn.started", turn)
         held.turn_id = turn.turn_id
-    actor.agent = dataclasses.replace(base, tools={**base.tools, **held.session, **held.turn})
+    actor.use_agent(dataclasses.replace(base, tools={**base.tools, **held.session, **held.turn}))
 
 
-async def restore_dynamic_tools(actor: SessionActor) -> None:
+async def restore_dynamic_tools(actor: Session) -> None:
     """An actor takes up a turn in progress: resolve its dynamic tools again (a failure is logged)."""
     turn = actor.state.turn
     if turn is None or not actor.agent.dynamic_tools:

@@ -26,18 +26,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from eve_runtime.events.catalog import DELTA_FIELDS, EventType, StreamEvent
 from eve_runtime.events.wire import event_line, now_iso
 from eve_runtime.ids import new_event_id
 from eve_runtime.store.base import Commit, EventRow, SessionHandoff, SessionStatus, Store
 
-__all__ = ["DELTA_FIELDS", "CheckpointFactory", "Emitter", "Observer"]
-
-DELTA_FIELDS = {
-    "message.appended": "messageDelta",
-    "reasoning.appended": "reasoningDelta",
-    "action.input.appended": "inputTextDelta",
-}
-"""Delta events and the field holding their text."""
+__all__ = ["CheckpointFactory", "Emitter", "Observer"]
 
 Observer = Callable[[Sequence[EventRow]], None]
 """Told about the events of each durable write, in order (hooks run from here)."""
@@ -48,14 +42,14 @@ CheckpointFactory = Callable[[int], str]
 
 @dataclass
 class _Pending:
-    type: str
+    type: EventType
     data: dict[str, Any]
     delivery_ids: tuple[str, ...]
     at: str
     sealed: bool = False
     """A checkpoint was attached after this event: nothing may merge into it any more."""
 
-    def absorbs(self, event_type: str, data: dict[str, Any], delivery_ids: tuple[str, ...]) -> bool:
+    def absorbs(self, event_type: EventType, data: dict[str, Any], delivery_ids: tuple[str, ...]) -> bool:
         field = DELTA_FIELDS.get(event_type)
         if self.sealed or field is None or event_type != self.type or delivery_ids != self.delivery_ids:
             return False
@@ -119,14 +113,15 @@ class Emitter:
             meta = json.loads(rows[0].line).get("meta", {})
             self.delivery_ids = tuple(str(i) for i in meta.get("deliveryIds", ()))
 
-    def emit(self, event_type: str, data: dict[str, Any]) -> None:
+    def emit(self, event: StreamEvent) -> None:
         """Queue an event for writing (coalescing it into the previous delta when it can)."""
+        event_type, data = event.type, event.wire()
         if self._pending and self._pending[-1].absorbs(event_type, data, self.delivery_ids):
             field_name = DELTA_FIELDS[event_type]
             last = self._pending[-1]
             last.data[field_name] = last.data[field_name] + data[field_name]
         else:
-            self._pending.append(_Pending(event_type, dict(data), self.delivery_ids, now_iso()))
+            self._pending.append(_Pending(event_type, data, self.delivery_ids, now_iso()))
         self._schedule()
 
     def attach(

@@ -15,7 +15,7 @@ in two ways: `eve dev` loads a new generation in the same process, or the app is
 - **A busy session stays on its build until its work ends**: an open turn (running, parked on a
   person or waiting on tasks), messages queued behind it, reports for a parent not delivered yet,
   or working tasks. In one process the runtime keeps that build loaded for the session
-  ([`CodePins`][eve_runtime.engine.handoff.CodePins]) and every actor of the session runs it until the
+  ([`CodePins`][eve_runtime.engine.held.CodePins]) and every actor of the session runs it until the
   session is idle again; the next delivery after that moves it.
 - **After a restart the old build is gone**: a process only has the code it was started with,
   so a busy session it recovers resumes its unfinished work on the new build, and that resume is
@@ -27,47 +27,16 @@ The rules live here and in the store contract (`Commit.handoff`), so every world
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-from typing import TYPE_CHECKING
 
 from eve_runtime.checkpoint import SessionState
-from eve_runtime.engine.dynamic_tools import DynamicTools
+from eve_runtime.engine.ports import ActorLoop
+from eve_runtime.project.runtime_agent import RuntimeAgent
 from eve_runtime.store.base import DeliveryRecord, SessionHandoff, SessionRecord
 
-if TYPE_CHECKING:
-    from eve_runtime.engine.actor import SessionActor
-    from eve_runtime.project.runtime_agent import RuntimeAgent
-
-__all__ = ["MOVING_KINDS", "CodePins", "adopt", "busy", "hand_off", "moves_for", "moves_to", "settle_build"]
+__all__ = ["MOVING_KINDS", "adopt", "busy", "hand_off", "moves_for", "moves_to", "settle_build"]
 
 logger = logging.getLogger("eve.handoff")
-
-
-class CodePins:
-    """The build each session last ran on, while this process has it loaded (one per runtime).
-
-    A session is pinned while an actor runs it and while it is parked with work; it is released
-    when it goes idle, so a build nothing uses any more can be unloaded.
-    """
-
-    def __init__(self) -> None:
-        self._roots: dict[str, RuntimeAgent] = {}
-
-    def get(self, session_id: str) -> RuntimeAgent | None:
-        """The build the session is pinned to, if any."""
-        return self._roots.get(session_id)
-
-    def keep(self, session_id: str, root: RuntimeAgent) -> None:
-        """Pin the session to `root` (the root agent of a build)."""
-        self._roots[session_id] = root
-
-    def release(self, session_id: str) -> None:
-        """The session is idle (or ended): its next delivery may move it."""
-        self._roots.pop(session_id, None)
-
-    def __len__(self) -> int:
-        return len(self._roots)
 
 
 def busy(state: SessionState) -> bool:
@@ -90,7 +59,7 @@ def moves_for(delivery: DeliveryRecord) -> bool:
     return delivery.kind in MOVING_KINDS
 
 
-async def settle_build(actor: SessionActor, *, move: bool = True) -> None:
+async def settle_build(actor: ActorLoop, *, move: bool = True) -> None:
     """Choose the build an actor runs, moving the session when that is a handoff.
 
     The pinned build while the session is busy (or, before its first turn, the build that
@@ -98,28 +67,24 @@ async def settle_build(actor: SessionActor, *, move: bool = True) -> None:
     works. An expired session is not moved: it completes. With `move=False` the build is chosen
     but the session is not moved (nor its build recorded): it is about to be cancelled or reset.
     """
-    runtime = actor.runtime
-    pinned = runtime.pins.get(actor.session_id)
+    host = actor.host
+    pinned = host.pins.get(actor.session_id)
     stays = pinned is not None and (busy(actor.state) or not actor.state.started)
     parent = actor.state.parent
-    parent_root = runtime.pins.get(parent.session_id) if parent is not None else None
+    parent_root = host.pins.get(parent.session_id) if parent is not None else None
     if parent_root is not None:
         pinned, stays = parent_root, True
-    root = pinned if pinned is not None and stays else runtime.agent
-    if root is not actor.root:
-        actor.root = root
-        actor.base_agent = actor.agent = runtime.agent_for(actor.session, root)
-        actor.dynamic_tools = DynamicTools()  # the other build's resolvers made them
-    runtime.pins.keep(actor.session_id, root)
+    root = pinned if pinned is not None and stays else host.agent
+    actor.run_on(root)
+    host.pins.keep(actor.session_id, root)
     if not move:
         return
     deadline = actor.session.deadline
-    expired = deadline is not None and runtime.options.clock() >= deadline
+    expired = deadline is not None and host.now() >= deadline
     if moves_to(actor.session, root) and not expired:
         await hand_off(actor, root)
-    elif (record := adopt(actor, root)) is not None:
-        await actor.emitter.commit(handoff=record)
-        actor.session = dataclasses.replace(actor.session, deployment=record.deployment)
+    elif (record := adopt(actor.session, root)) is not None:
+        await actor.record_build(record)
 
 
 def moves_to(session: SessionRecord, root: RuntimeAgent) -> bool:
@@ -127,7 +92,7 @@ def moves_to(session: SessionRecord, root: RuntimeAgent) -> bool:
     return bool(root.deployment) and session.deployment is not None and session.deployment != root.deployment
 
 
-async def hand_off(actor: SessionActor, root: RuntimeAgent) -> None:
+async def hand_off(actor: ActorLoop, root: RuntimeAgent) -> None:
     """Move the actor's session to `root`'s build: drop undefined state, restart the timeout, record it.
 
     One commit writes the checkpoint (without the dropped keys) and the session record's new
@@ -146,13 +111,12 @@ async def hand_off(actor: SessionActor, root: RuntimeAgent) -> None:
             _short(root.deployment),
         )
     timeout = actor.agent.config.limits.session_timeout_ms
-    deadline = actor.runtime.options.clock() + timeout / 1000 if timeout is not False else None
-    move = SessionHandoff(deployment=root.deployment, deadline=deadline)
-    snapshot = state.model_dump_json()
-    await actor.emitter.commit(checkpoint=lambda _count: snapshot, handoff=move)
-    actor.session = dataclasses.replace(session, deployment=root.deployment, deadline=deadline)
+    deadline = actor.host.now() + timeout / 1000 if timeout is not False else None
+    await actor.record_build(
+        SessionHandoff(deployment=root.deployment, deadline=deadline), checkpoint=state.model_dump_json()
+    )
     if deadline is not None:
-        actor.runtime.schedule_wake(session.id, deadline)
+        actor.host.schedule_wake(session.id, deadline)
     logger.info(
         "session %s moved from deployment %s to %s%s",
         session.id,
@@ -162,11 +126,11 @@ async def hand_off(actor: SessionActor, root: RuntimeAgent) -> None:
     )
 
 
-def adopt(actor: SessionActor, root: RuntimeAgent) -> SessionHandoff | None:
+def adopt(session: SessionRecord, root: RuntimeAgent) -> SessionHandoff | None:
     """For a session that recorded no build: the record of `root`'s build (no other change), if any."""
-    if actor.session.deployment is not None or not root.deployment:
+    if session.deployment is not None or not root.deployment:
         return None
-    return SessionHandoff(deployment=root.deployment, deadline=actor.session.deadline)
+    return SessionHandoff(deployment=root.deployment, deadline=session.deadline)
 
 
 def _short(deployment: str) -> str:

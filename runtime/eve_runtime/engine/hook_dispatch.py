@@ -34,21 +34,18 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from eve_runtime.authoring.dynamic import DynamicResolver
+from eve_runtime.authoring.context import lineage
 from eve_runtime.authoring.hooks import HookChannel, HookContext, HookHandler, HookSession
-from eve_runtime.checkpoint import lineage
+from eve_runtime.checkpoint import SessionState
 from eve_runtime.engine.channel_events import Binding, ChannelEvent, ChannelEvents, session_channel
 from eve_runtime.engine.channel_state import as_json
 from eve_runtime.engine.user_calls import call_user
 from eve_runtime.project.runtime_agent import RuntimeAgent
 from eve_runtime.store.base import EventRow
 
-if TYPE_CHECKING:
-    from eve_runtime.engine.actor import SessionActor
-
-__all__ = ["HookDispatcher", "Observer", "handlers_for", "hook_context", "observes", "settle_before_resolvers"]
+__all__ = ["HookDispatcher", "Observer", "handlers_for", "hook_context", "observes"]
 
 logger = logging.getLogger("eve.hooks")
 
@@ -68,33 +65,14 @@ def observes(agent: RuntimeAgent, event_types: Sequence[str]) -> bool:
     return any(name == "*" or name in event_types for hook in agent.hooks.values() for name in hook.events)
 
 
-def hook_context(actor: SessionActor) -> HookContext:
-    """The context a session's hooks receive."""
-    parent, predecessor = lineage(actor.state)
+def hook_context(session_id: str, agent: RuntimeAgent, state: SessionState) -> HookContext:
+    """The context the hooks of a session (running `agent`, in `state`) receive."""
+    parent, predecessor = lineage(state)
     return HookContext(
-        session=HookSession(id=actor.session_id, parent=parent, predecessor=predecessor),
-        agent_name=actor.agent.name,
-        node_id=actor.agent.manifest.node_id,
+        session=HookSession(id=session_id, parent=parent, predecessor=predecessor),
+        agent_name=agent.name,
+        node_id=agent.manifest.node_id,
     )
-
-
-def _resolves_on(agent: RuntimeAgent, event_types: Sequence[str]) -> bool:
-    resolvers = [*agent.dynamic_instructions, *agent.dynamic_tools.values()]
-    if isinstance(agent.config.model, DynamicResolver):
-        resolvers.append(agent.config.model)
-    return any(name in event_types for resolver in resolvers for name in resolver.events)
-
-
-async def settle_before_resolvers(actor: SessionActor, event_types: Sequence[str]) -> None:
-    """Let the channel handlers and hooks of the events emitted so far run before the resolvers of `event_types` do.
-
-    Only when the agent has both (otherwise nothing waits, and nothing is written early).
-    """
-    agent = actor.agent
-    handled = (agent.hooks and observes(agent, event_types)) or ChannelEvents.observes(agent, event_types)
-    if handled and _resolves_on(agent, event_types):
-        await actor.flush()
-        await actor.runtime.hooks.settle(actor.session_id)
 
 
 @dataclass

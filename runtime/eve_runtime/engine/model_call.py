@@ -13,10 +13,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.engine.conversation import REPLY_TOOL
+from eve_runtime.engine.options import RuntimeOptions
+from eve_runtime.events.actions import ActionInputAppended
+from eve_runtime.events.catalog import StepAt, StreamEvent
+from eve_runtime.events.turns import MessageAppended, ReasoningAppended
 from eve_runtime.messages import ToolCall
 from eve_runtime.models.base import (
     Finish,
@@ -29,9 +33,6 @@ from eve_runtime.models.base import (
     ToolCallStarted,
     ToolInputDelta,
 )
-
-if TYPE_CHECKING:
-    from eve_runtime.engine.actor import SessionActor
 
 __all__ = ["Cancelled", "ModelCall", "ModelResult", "StepFailed", "Steered"]
 
@@ -67,9 +68,10 @@ class ModelResult:
 class ModelCall:
     """The model call of one step attempt (a new one per attempt)."""
 
-    def __init__(self, actor: SessionActor, coordinates: dict[str, Any]) -> None:
-        self.actor = actor
-        self.coordinates = coordinates
+    def __init__(self, emit: Callable[[StreamEvent], None], at: StepAt, options: RuntimeOptions) -> None:
+        self.emit = emit
+        self.at = at
+        self.options = options
         self.output_started = False
         """Whether text or a tool call came out (a steering message then waits for the boundary)."""
         self._task: asyncio.Task[ModelResult] | None = None
@@ -92,7 +94,7 @@ class ModelCall:
         self, model: Model, request: ModelRequest, *, cancelled: Callable[[], bool], steered: Callable[[], bool]
     ) -> ModelResult:
         """Call the model (with retries) until it finished, or raise `Steered`, `Cancelled` or `StepFailed`."""
-        options = self.actor.runtime.options
+        options = self.options
         delay = options.provider_backoff
         for attempt in range(options.provider_attempts):
             if cancelled():
@@ -121,8 +123,7 @@ class ModelCall:
         raise AssertionError("unreachable")
 
     async def _stream(self, model: Model, request: ModelRequest) -> ModelResult:
-        actor = self.actor
-        coordinates = self.coordinates
+        emit, at = self.emit, self.at
         result = ModelResult()
         async for event in model.stream(request):
             if isinstance(event, TextDelta):
@@ -131,10 +132,10 @@ class ModelCall:
                         crashpoint("during-model-call")
                     self.output_started = True
                     result.text += event.text
-                    actor.emit("message.appended", {"messageDelta": event.text, **coordinates})
+                    emit(MessageAppended(at, event.text))
             elif isinstance(event, ReasoningDelta):
                 result.reasoning += event.text
-                actor.emit("reasoning.appended", {"reasoningDelta": event.text, **coordinates})
+                emit(ReasoningAppended(at, event.text))
             elif isinstance(event, ToolCallStarted):
                 self.output_started = True
                 self._tool_names[event.call_id] = event.name
@@ -143,10 +144,7 @@ class ModelCall:
                 if self._tool_names.get(event.call_id) == REPLY_TOOL:
                     continue  # the output-schema reply is not an action
                 name = self._tool_names.get(event.call_id, "")
-                actor.emit(
-                    "action.input.appended",
-                    {"callId": event.call_id, "inputTextDelta": event.delta, **coordinates, "toolName": name},
-                )
+                emit(ActionInputAppended(at, event.call_id, event.delta, name))
             elif isinstance(event, ToolCallFinished):
                 result.calls.append(event.call)
             elif isinstance(event, Finish):

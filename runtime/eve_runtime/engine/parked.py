@@ -22,36 +22,26 @@ While parked, deliveries are applied here, in arrival order:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
+from eve_runtime.authoring.approval import ApprovalCheck, Decision, decide
 from eve_runtime.checkpoint import Awaiting, CallRecord, PendingRequest
-from eve_runtime.engine.approval import (
-    APPROVE,
-    NEGATIVE_OPTIONS,
-    ApprovalCheck,
-    Decision,
-    approval_request,
-    decide,
-    match_option,
-    new_request_id,
-)
 from eve_runtime.engine.clearing import clear_context
 from eve_runtime.engine.limits import Exceeded, grant, limit_request
-from eve_runtime.engine.tool_runner import ToolOutcome, cancelled_outcome, refused_outcome
+from eve_runtime.engine.ports import Handled, Session
+from eve_runtime.events.actions import ActionResult, ApprovalSettled, InputRequested, InputResolved
+from eve_runtime.events.catalog import StepAt, TurnAt
+from eve_runtime.events.requests import APPROVE, NEGATIVE_OPTIONS, approval_request, match_option, new_request_id
+from eve_runtime.events.turns import TurnWaiting
 from eve_runtime.messages import Message, ToolCall, ToolMessage
+from eve_runtime.outcomes import ToolOutcome, cancelled_outcome, refused_outcome
 from eve_runtime.store.base import DeliveryRecord
 from eve_runtime.tasks.relay import relay_to_parent
 
-if TYPE_CHECKING:
-    from eve_runtime.engine.actor import SessionActor
-
-__all__ = ["Handled", "decide_calls", "handle_while_parked", "park_for_approval", "park_for_limit"]
-
-Handled = Literal["parked", "resumed", "ended", "deferred"]
-"""What a delivery did to a parked turn: nothing yet, resumed it, ended it, or must wait for its end."""
+__all__ = ["decide_calls", "handle_while_parked", "park_for_approval", "park_for_limit"]
 
 
-async def decide_calls(actor: SessionActor, calls: Sequence[ToolCall]) -> dict[str, tuple[Decision, str | None]]:
+async def decide_calls(actor: Session, calls: Sequence[ToolCall]) -> dict[str, tuple[Decision, str | None]]:
     """Each call's approval decision (a policy that fails refuses its call, with the reason)."""
     decisions: dict[str, tuple[Decision, str | None]] = {}
     approved = frozenset(actor.state.approved_tools)
@@ -66,15 +56,12 @@ async def decide_calls(actor: SessionActor, calls: Sequence[ToolCall]) -> dict[s
     return decisions
 
 
-async def park_for_limit(actor: SessionActor, step_index: int, exceeded: Exceeded) -> None:
+async def park_for_limit(actor: Session, step_index: int, exceeded: Exceeded) -> None:
     """Ask a person whether the session may go past a budget, and park the turn (durably)."""
     turn = actor.turn
     request = limit_request(actor.session_id, exceeded)
     pending = PendingRequest(request_id=request["requestId"], kind="session-limit", request=request)
-    actor.emit(
-        "input.requested",
-        {"requests": [request], "sequence": turn.sequence, "stepIndex": step_index, "turnId": turn.turn_id},
-    )
+    actor.emit(InputRequested(StepAt.of(turn, step_index), [request]))
     relay_to_parent(actor, "requested", {"requests": [request]})
     turn.awaiting = Awaiting(step_index=step_index, requests=[pending])
     _emit_waiting(actor)
@@ -82,7 +69,7 @@ async def park_for_limit(actor: SessionActor, step_index: int, exceeded: Exceede
 
 
 async def park_for_approval(
-    actor: SessionActor, step_index: int, asking: Sequence[ToolCall], history: Sequence[Message]
+    actor: Session, step_index: int, asking: Sequence[ToolCall], history: Sequence[Message]
 ) -> None:
     """Raise the approval requests of a step and park the turn (durably)."""
     turn = actor.turn
@@ -97,27 +84,22 @@ async def park_for_approval(
                 call=CallRecord(id=call.id, name=call.name, arguments=call.arguments),
             )
         )
-    coordinates = {"sequence": turn.sequence, "stepIndex": step_index, "turnId": turn.turn_id}
-    actor.emit("input.requested", {"requests": [r.request for r in requests], **coordinates})
+    actor.emit(InputRequested(StepAt.of(turn, step_index), [r.request for r in requests]))
     relay_to_parent(actor, "requested", {"requests": [r.request for r in requests]})
     turn.awaiting = Awaiting(step_index=step_index, requests=requests)
     _emit_waiting(actor)
     await actor.commit(history=history)
 
 
-def _emit_waiting(actor: SessionActor) -> None:
-    turn = actor.turn
-    actor.emit(
-        "turn.waiting",
-        {"on": "input", "sequence": turn.sequence, "turnId": turn.turn_id, "usage": actor.state.usage.wire()},
-    )
+def _emit_waiting(actor: Session) -> None:
+    actor.emit(TurnWaiting(TurnAt.of(actor.turn), "input", actor.state.usage))
 
 
 def _open(awaiting: Awaiting) -> list[PendingRequest]:
     return [r for r in awaiting.requests if r.option_id is None]
 
 
-async def handle_while_parked(actor: SessionActor, delivery: DeliveryRecord) -> Handled:
+async def handle_while_parked(actor: Session, delivery: DeliveryRecord) -> Handled:
     """Apply one delivery to the parked turn (see the module docstring)."""
     turn = actor.turn
     awaiting = turn.awaiting
@@ -156,7 +138,7 @@ async def handle_while_parked(actor: SessionActor, delivery: DeliveryRecord) -> 
     return "deferred"
 
 
-def _answer(actor: SessionActor, request: PendingRequest, option: str, response: dict[str, Any]) -> None:
+def _answer(actor: Session, request: PendingRequest, option: str, response: dict[str, Any]) -> None:
     turn = actor.turn
     assert turn.awaiting is not None
     request.option_id = option
@@ -166,20 +148,11 @@ def _answer(actor: SessionActor, request: PendingRequest, option: str, response:
         **({"text": response["text"]} if "text" in response else {}),
     }
     approved = option in (APPROVE, "continue")
-    actor.emit(
-        "approval.settled",
-        {
-            "outcome": "approved" if approved else "cancelled",
-            "requestId": request.request_id,
-            "responderPrincipalId": actor.runtime.principal_id,
-            "sequence": turn.sequence,
-            "stepIndex": turn.awaiting.step_index,
-            "turnId": turn.turn_id,
-        },
-    )
+    at = StepAt.of(turn, turn.awaiting.step_index)
+    actor.emit(ApprovalSettled(at, request.request_id, approved, actor.host.principal_id))
 
 
-async def _after_answers(actor: SessionActor, consumed: list[str]) -> Handled:
+async def _after_answers(actor: Session, consumed: list[str]) -> Handled:
     awaiting = actor.turn.awaiting
     assert awaiting is not None
     if _open(awaiting):
@@ -194,9 +167,7 @@ async def _after_answers(actor: SessionActor, consumed: list[str]) -> Handled:
     return "resumed"
 
 
-async def _resolve(
-    actor: SessionActor, *, withdraw: Literal["ignored", "cancelled"] | None
-) -> tuple[list[Message], bool]:
+async def _resolve(actor: Session, *, withdraw: Literal["ignored", "cancelled"] | None) -> tuple[list[Message], bool]:
     """Close the batch: `input.resolved`, rejected calls answered, approved ones queued to run.
 
     Requests still open are withdrawn with `withdraw`. Returns the tool messages a cancel keeps
@@ -206,7 +177,7 @@ async def _resolve(
     turn = actor.turn
     awaiting = turn.awaiting
     assert awaiting is not None
-    coordinates = {"sequence": turn.sequence, "stepIndex": awaiting.step_index, "turnId": turn.turn_id}
+    at = StepAt.of(turn, awaiting.step_index)
     resolutions = []
     refused: list[ToolOutcome] = []
     kept: list[Message] = []
@@ -227,11 +198,11 @@ async def _resolve(
         if request.response is not None:
             resolution["response"] = request.response
         resolutions.append(resolution)
-    actor.emit("input.resolved", {"resolutions": resolutions, **coordinates})
+    actor.emit(InputResolved(at, resolutions))
     relay_to_parent(actor, "resolved", {"resolutions": resolutions})
     messages: list[Message] = []
     for outcome in refused:
-        actor.emit("action.result", {**outcome.result_event(outcome.call.name), **coordinates})
+        actor.emit(ActionResult(at, outcome))
         messages.append(
             ToolMessage(
                 tool_call_id=outcome.call.id, name=outcome.call.name, content=outcome.model_content, is_error=True
@@ -245,7 +216,7 @@ async def _resolve(
 
 
 def _resolve_call(
-    actor: SessionActor,
+    actor: Session,
     request: PendingRequest,
     resolution: dict[str, Any],
     withdraw: Literal["ignored", "cancelled"] | None,

@@ -22,18 +22,17 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from eve_runtime.checkpoint import CallRecord
+from eve_runtime.engine.ports import Session
 from eve_runtime.engine.workflow import journal_from_events
+from eve_runtime.events.usage import add_call, call_usage_of
 from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage
 from eve_runtime.models.base import Usage
 from eve_runtime.project.runtime_agent import RuntimeAgent
 from eve_runtime.tasks.delegation import working_tasks
 from eve_runtime.tasks.flow import recover_tasks
-
-if TYPE_CHECKING:
-    from eve_runtime.engine.actor import SessionActor
 
 logger = logging.getLogger("eve.actor")
 
@@ -116,14 +115,7 @@ def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]
             step.completed = True
             step.finish_reason = data.get("finishReason")
             if "usage" in data:
-                raw = data["usage"]
-                step.usage = Usage(
-                    input_tokens=raw.get("inputTokens", 0),
-                    output_tokens=raw.get("outputTokens", 0),
-                    cache_read_tokens=raw.get("cacheReadTokens", 0),
-                    cache_write_tokens=raw.get("cacheWriteTokens", 0),
-                )
-                step.cost_usd = raw.get("costUsd")
+                step.usage, step.cost_usd = call_usage_of(data["usage"])
     history: list[Message] = []
     usage: list[tuple[Usage, float | None]] = []
     resume: list[CallRecord] = []
@@ -194,15 +186,12 @@ def recover_executed(
     return messages, resume
 
 
-async def recover_turn(actor: SessionActor) -> None:
+async def recover_turn(actor: Session) -> None:
     """Rebuild the open turn from the events an interrupted attempt left after the checkpoint."""
     turn = actor.state.turn
     if turn is None:
         return
-    events: list[dict[str, Any]] = []
-    if actor.emitter.next_index > actor.state.event_count:
-        rows = await actor.store.read_events(actor.session_id, actor.state.event_count)
-        events = [json.loads(row.line) for row in rows]
+    events = await actor.events_after_checkpoint()
     executed: list[Message] = []
     resumed: list[CallRecord] = []
     if turn.execute and turn.execute_started:
@@ -218,7 +207,7 @@ async def recover_turn(actor: SessionActor) -> None:
     recovered.history[0:0] = executed
     turn.execute.extend(recovered.resume)
     for usage, cost in recovered.usage:
-        actor.state.usage.add(usage, cost)
+        add_call(actor.state.usage, usage, cost)
     turn.step_index = recovered.next_step
     # a workflow tool resumed from its journal lost nothing: that alone is no interruption
     if (recovered.interrupted and not recovered.resume) or executed:
@@ -230,11 +219,11 @@ async def recover_turn(actor: SessionActor) -> None:
         return
     if recovered.replied:  # ... but its tasks still work: the turn waits for them
         turn.waiting_on_tasks = True
-    if turn.interruptions > actor.runtime.options.max_interruptions:
+    if turn.interruptions > actor.host.options.max_interruptions:
         await actor.end_turn_failed(
             "STEP_INTERRUPTED",
             f"The turn was interrupted {turn.interruptions} times (more than "
-            f"{actor.runtime.options.max_interruptions}); it was stopped.",
+            f"{actor.host.options.max_interruptions}); it was stopped.",
             None,
             history=recovered.history,
         )

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from eve_runtime.authoring.context import ParentInfo, Predecessor, SessionInfo
+from eve_runtime.authoring.context import ParentInfo, Predecessor, SessionInfo, lineage
 from eve_runtime.authoring.dynamic import DynamicResolver
 from eve_runtime.authoring.hooks import HookChannel
 from eve_runtime.authoring.instructions import Instructions
-from eve_runtime.checkpoint import DynamicValue, TurnState, lineage
-from eve_runtime.engine.channel_events import session_channel
+from eve_runtime.checkpoint import DynamicValue, TurnState
+from eve_runtime.engine.channel_events import ChannelEvents, session_channel
+from eve_runtime.engine.hook_dispatch import observes
+from eve_runtime.engine.ports import Session
 from eve_runtime.project.runtime_agent import RuntimeAgent
-
-if TYPE_CHECKING:
-    from eve_runtime.engine.actor import SessionActor
 
 __all__ = [
     "DynamicContext",
@@ -26,6 +25,7 @@ __all__ = [
     "dynamic_context",
     "resolve_instructions",
     "resolve_model_id",
+    "settle_before_resolvers",
 ]
 
 
@@ -97,7 +97,7 @@ class DynamicContext:
         return value
 
 
-async def dynamic_context(actor: SessionActor, event: str, turn: TurnState) -> DynamicContext:
+async def dynamic_context(actor: Session, event: str, turn: TurnState) -> DynamicContext:
     """The context of a session's resolvers for `event` of `turn` (`ctx.channel` read as of now)."""
     state = actor.state
     parent, predecessor = lineage(state)
@@ -107,11 +107,11 @@ async def dynamic_context(actor: SessionActor, event: str, turn: TurnState) -> D
         event=event,
         turn_id=turn.turn_id,
         sequence=turn.sequence,
-        principal_id=actor.runtime.principal_id,
+        principal_id=actor.host.principal_id,
         parent=parent,
         predecessor=predecessor,
         memo_values=state.memo,
-        channel=await session_channel(actor.runtime.hooks.channels, actor.agent, actor.session_id),
+        channel=await session_channel(actor.host.hooks.channels, actor.agent, actor.session_id),
     )
 
 
@@ -160,3 +160,22 @@ async def resolve_model_id(resolver: DynamicResolver, event: str, context: Dynam
     if not isinstance(value, str) or not value:
         raise ResolverError(f"The dynamic model resolver returned {value!r} on {event}; return a model id string.")
     return value
+
+
+def _resolves_on(agent: RuntimeAgent, event_types: Sequence[str]) -> bool:
+    resolvers = [*agent.dynamic_instructions, *agent.dynamic_tools.values()]
+    if isinstance(agent.config.model, DynamicResolver):
+        resolvers.append(agent.config.model)
+    return any(name in event_types for resolver in resolvers for name in resolver.events)
+
+
+async def settle_before_resolvers(actor: Session, event_types: Sequence[str]) -> None:
+    """Let the channel handlers and hooks of the events emitted so far run before the resolvers of `event_types` do.
+
+    Only when the agent has both (otherwise nothing waits, and nothing is written early).
+    """
+    agent = actor.agent
+    handled = (agent.hooks and observes(agent, event_types)) or ChannelEvents.observes(agent, event_types)
+    if handled and _resolves_on(agent, event_types):
+        await actor.flush()
+        await actor.host.hooks.settle(actor.session_id)

@@ -11,77 +11,70 @@ rewrites the history; a late task report or served-tool input is settled and con
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
 from eve_runtime.engine.clearing import clear_context
 from eve_runtime.engine.compaction import compact_on_request
+from eve_runtime.engine.ports import ActorLoop
 from eve_runtime.engine.turn import TurnRunner
 from eve_runtime.engine.turn_start import start_turn
 from eve_runtime.store.base import DeliveryRecord
 from eve_runtime.tasks.delegation import settle_task
 from eve_runtime.tasks.relay import relayed_answers, report_reply
 
-if TYPE_CHECKING:
-    from eve_runtime.engine.actor import SessionActor
-
 __all__ = ["handle_idle", "run_turn"]
 
 
-async def run_turn(actor: SessionActor) -> None:
+async def run_turn(actor: ActorLoop) -> None:
     """Run the open turn to its end (or to a park), routing the deliveries that act on it meanwhile."""
     runner = TurnRunner(actor)
-    actor.runner = runner
     turn_task = asyncio.create_task(runner.run(), name=f"eve-turn-{actor.session_id}")
     try:
         while not turn_task.done():
-            _route_to_turn(actor, runner)
-            actor.wakeup.clear()
-            waiter = asyncio.create_task(actor.wakeup.wait())
+            actor.inbox.route(lambda delivery: _to_turn(actor, runner, delivery))
+            waiter = actor.inbox.watch()
             await asyncio.wait({turn_task, waiter}, return_when=asyncio.FIRST_COMPLETED)
             waiter.cancel()
         await turn_task
     finally:
         if not turn_task.done():
             turn_task.cancel()
-        actor.runner = None
         # Messages that reached the turn too late to join it start the next turns, in order;
         # task reports it did not absorb go to the wait (or the idle session).
-        actor.inbox = sorted([*runner.steering, *runner.task_results, *actor.inbox], key=lambda d: d.seq)
+        actor.inbox.give_back([*runner.steering, *runner.task_results])
     turn = actor.state.turn
     if turn is not None and turn.awaiting is None and not turn.waiting_on_tasks and not actor.stopping:
         raise RuntimeError("the turn runner returned with the turn still open")
 
 
-def _route_to_turn(actor: SessionActor, runner: TurnRunner) -> None:
-    """Deliveries that act on the running turn: steering messages and cancels (and resets)."""
+def _to_turn(actor: ActorLoop, runner: TurnRunner, delivery: DeliveryRecord) -> bool:
+    """Hand a delivery that acts on the running turn to it; whether it took the delivery.
+
+    It takes answers to a running tool's question, input for the served tool, task reports,
+    steering messages and cancels (a reset cancels the turn, and then waits for it to end).
+    """
     turn = actor.state.turn
-    keep: list[DeliveryRecord] = []
-    for delivery in actor.inbox:
-        if delivery.id in actor.deferred:
-            keep.append(delivery)  # it waits for this turn to end
-        elif delivery.kind in ("responses", "message") and runner.questions.answer(delivery):
-            continue  # it answered a running tool's question
-        elif runner.serve_inbox.offer(delivery):
-            continue  # more input for the served tool this session runs
-        elif delivery.kind == "task" or (delivery.kind == "responses" and relayed_answers(actor, delivery)):
-            runner.task_results.append(delivery)  # applied at the next step boundary
-        elif delivery.kind == "message" and delivery.payload.get("turnPolicy", "steer") == "steer":
-            runner.steer(delivery)
-        elif delivery.kind == "cancel" and turn is not None:
-            target = delivery.payload.get("turnId")
-            if target is None or target == turn.turn_id:
-                runner.cancel(delivery)
-            else:
-                keep.append(delivery)  # names another turn: consumed as a no-op once idle
-        elif delivery.kind == "reset":
-            runner.cancel(None)
-            keep.append(delivery)
-        else:
-            keep.append(delivery)
-    actor.inbox = keep
+    if delivery.kind in ("responses", "message") and runner.questions.answer(delivery):
+        return True  # it answered a running tool's question
+    if runner.serve_inbox.offer(delivery):
+        return True  # more input for the served tool this session runs
+    if delivery.kind == "task" or (delivery.kind == "responses" and relayed_answers(actor, delivery)):
+        runner.task_results.append(delivery)  # applied at the next step boundary
+        return True
+    if delivery.kind == "message" and delivery.payload.get("turnPolicy", "steer") == "steer":
+        runner.steer(delivery)
+        return True
+    if delivery.kind == "cancel" and turn is not None:
+        target = delivery.payload.get("turnId")
+        if target is None or target == turn.turn_id:
+            runner.cancel(delivery)
+            return True
+        return False  # names another turn: consumed as a no-op once idle
+    if delivery.kind == "reset":
+        runner.cancel(None)
+    return False
 
 
-async def handle_idle(actor: SessionActor, delivery: DeliveryRecord) -> None:
+async def handle_idle(actor: ActorLoop, delivery: DeliveryRecord) -> None:
     """Handle one delivery while no turn is open."""
     if delivery.kind == "message" and "serveInput" in delivery.payload:  # for a served tool that returned
         call_id = str(delivery.payload["serveInput"].get("callId"))
@@ -91,12 +84,12 @@ async def handle_idle(actor: SessionActor, delivery: DeliveryRecord) -> None:
         message = settle_task(actor, delivery.payload)
         await actor.commit(history=[message] if message is not None else [], consumed=[delivery.id])
     elif delivery.kind in ("message", "responses"):
-        actor.agent = actor.base_agent  # dynamic tools are resolved again for the turn
+        actor.use_agent(actor.base_agent)  # dynamic tools are resolved again for the turn
         await start_turn(actor, delivery)
     elif delivery.kind == "reset":
-        actor.emitter.delivery_ids = ()
+        actor.own_events(())
         await actor.complete("reset", consumed=[delivery.id])
-        actor.runtime.acknowledge(delivery.id)
+        actor.host.acknowledge(delivery.id)
     elif delivery.kind == "compact":
         await compact_on_request(actor, delivery)
     elif delivery.kind == "clear":

@@ -13,8 +13,7 @@ import contextvars
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import Executor
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pydantic_core import to_jsonable_python
 
@@ -22,44 +21,12 @@ from eve_runtime.authoring.context import ToolContext
 from eve_runtime.authoring.schema import ToolInputError
 from eve_runtime.authoring.state import SessionValues, session_values
 from eve_runtime.messages import ToolCall
+from eve_runtime.outcomes import ToolOutcome, failed_outcome
 from eve_runtime.project.runtime_agent import RuntimeTool
 
-__all__ = ["ToolOutcome", "cancelled_outcome", "refused_outcome", "run_tool"]
+__all__ = ["json_safe", "run_tool"]
 
-OutcomeStatus = Literal["completed", "failed", "rejected", "cancelled"]
 PartialSink = Callable[[Any], None]
-
-
-@dataclass(frozen=True)
-class ToolOutcome:
-    """How a call ended: what the stream shows and what the model reads."""
-
-    call: ToolCall
-    status: OutcomeStatus
-    output: Any
-    """The JSON result (or, for a failure, its message)."""
-    model_content: str
-    """What the model receives as the tool's result."""
-    error: dict[str, Any] | None = None
-    is_error: bool = False
-    error_name: str | None = None
-
-    def result_event(self, tool_name: str) -> dict[str, Any]:
-        """The `action.result` data fields (without the turn coordinates)."""
-        result: dict[str, Any] = {
-            "callId": self.call.id,
-            "kind": "tool-result",
-            "output": self.output,
-            "toolName": tool_name,
-        }
-        if self.error_name is not None:
-            result["errorName"] = self.error_name
-        if self.is_error:
-            result["isError"] = True
-        data: dict[str, Any] = {"result": result, "status": "failed" if self.status == "cancelled" else self.status}
-        if self.error is not None:
-            data["error"] = self.error
-        return data
 
 
 def json_safe(value: Any) -> Any:
@@ -68,60 +35,11 @@ def json_safe(value: Any) -> Any:
     return json.loads(json.dumps(plain, allow_nan=False))
 
 
-def _failure(call: ToolCall, code: str, message: str, *, name: str | None = None) -> ToolOutcome:
-    label = name or "Error"
-    return ToolOutcome(
-        call=call,
-        status="failed",
-        output=message,
-        model_content=f"{label}: {message}",
-        error={"code": code, "message": message, **({"name": name} if name else {})},
-        is_error=True,
-        error_name=name,
-    )
-
-
-DENIED_MESSAGE = "Tool execution was denied."
-IGNORED_MESSAGE = "Ignored because the user continued without responding."
-
-
-def refused_outcome(
-    call: ToolCall, *, request_id: str | None, status: Literal["denied", "ignored"], reason: str | None = None
-) -> ToolOutcome:
-    """A call that never ran: its approval was denied, or ignored when the person went on talking."""
-    code = "TOOL_EXECUTION_DENIED" if status == "denied" else "TOOL_EXECUTION_IGNORED"
-    message = (reason or DENIED_MESSAGE) if status == "denied" else IGNORED_MESSAGE
-    output: dict[str, Any] = {"code": code, "message": message, "tool": {"result": "not_run"}}
-    if request_id is not None:
-        output["approval"] = {"requestId": request_id, "status": status}
-    return ToolOutcome(
-        call=call,
-        status="rejected",
-        output=output,
-        model_content=message,
-        error={"code": code, "message": message},
-        is_error=True,
-    )
-
-
-def cancelled_outcome(call: ToolCall) -> ToolOutcome:
-    """The outcome of a call stopped by a cancel (it stays in history, answered as cancelled)."""
-    message = "The call was cancelled before it finished."
-    return ToolOutcome(
-        call=call,
-        status="cancelled",
-        output=message,
-        model_content=f"Cancelled: {message}",
-        error={"code": "CANCELLED", "message": message},
-        is_error=True,
-    )
-
-
 def _settle(call: ToolCall, tool: RuntimeTool, output: Any) -> ToolOutcome:
     try:
         output = json_safe(output)
     except (TypeError, ValueError) as exc:
-        return _failure(call, "OUTPUT_NOT_SERIALIZABLE", f"The tool returned a value that is not JSON: {exc}")
+        return failed_outcome(call, "OUTPUT_NOT_SERIALIZABLE", f"The tool returned a value that is not JSON: {exc}")
     if isinstance(output, dict):
         code, message = output.get("code"), output.get("message")
         if isinstance(code, str) and code and isinstance(message, str) and message:
@@ -149,13 +67,15 @@ async def run_tool(
 ) -> ToolOutcome:
     """Run one call to completion (cancellation propagates to the caller)."""
     if tool is None or tool.function is None or tool.schema is None:
-        return _failure(call, "UNKNOWN_TOOL", f"There is no tool named {call.name!r}.")
+        return failed_outcome(call, "UNKNOWN_TOOL", f"There is no tool named {call.name!r}.")
     if call.invalid_arguments is not None:
-        return _failure(call, "INVALID_TOOL_INPUT", f"The tool input is not a JSON object: {call.invalid_arguments!r}")
+        return failed_outcome(
+            call, "INVALID_TOOL_INPUT", f"The tool input is not a JSON object: {call.invalid_arguments!r}"
+        )
     try:
         kwargs = tool.schema.validate(call.arguments)
     except ToolInputError as exc:
-        return _failure(call, "INVALID_TOOL_INPUT", str(exc))
+        return failed_outcome(call, "INVALID_TOOL_INPUT", str(exc))
     if tool.schema.context_parameter is not None:
         kwargs[tool.schema.context_parameter] = context
     function = tool.function
@@ -176,7 +96,7 @@ async def run_tool(
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a tool's failure is the model's information, never the turn's end
-        return _failure(call, "ACTION_RESULT_FAILED", str(exc) or type(exc).__name__, name=type(exc).__name__)
+        return failed_outcome(call, "ACTION_RESULT_FAILED", str(exc) or type(exc).__name__, name=type(exc).__name__)
     return _settle(call, tool, output)
 
 

@@ -18,9 +18,8 @@ import asyncio
 import enum
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from eve_runtime.checkpoint import step_usage_wire
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.engine.call_batch import CallBatch
 from eve_runtime.engine.compaction import compact_before_call
@@ -28,12 +27,21 @@ from eve_runtime.engine.conversation import REPLY_TOOL, build_request, unwrap_re
 from eve_runtime.engine.limits import exceeded_limit
 from eve_runtime.engine.model_call import Cancelled, ModelCall, ModelResult, Steered, StepFailed
 from eve_runtime.engine.parked import decide_calls, park_for_approval, park_for_limit
-from eve_runtime.engine.tool_runner import ToolOutcome, cancelled_outcome, refused_outcome
+from eve_runtime.engine.ports import Session
 from eve_runtime.engine.workflow import QuestionBoard, ServeInbox
-from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage
-from eve_runtime.models.base import (
-    ModelSettings,
+from eve_runtime.events.actions import ActionResult, ActionsRequested
+from eve_runtime.events.catalog import StepAt
+from eve_runtime.events.turns import (
+    MessageCompleted,
+    ReasoningCompleted,
+    ResultCompleted,
+    StepCompleted,
+    StepFailed as StepFailedEvent,
+    StepStarted,
 )
+from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage
+from eve_runtime.models.base import Finish, ModelSettings
+from eve_runtime.outcomes import ToolOutcome, cancelled_outcome, refused_outcome
 from eve_runtime.store.base import DeliveryRecord, StoreError
 from eve_runtime.tasks.calls import run_task_calls, run_tool_task, tool_task_names
 from eve_runtime.tasks.delegation import (
@@ -45,9 +53,6 @@ from eve_runtime.tasks.delegation import (
     working_tasks,
 )
 from eve_runtime.tasks.flow import absorb_results, note_tasks, park_on_tasks
-
-if TYPE_CHECKING:
-    from eve_runtime.engine.actor import SessionActor
 
 __all__ = ["StepEnd", "TurnRunner"]
 
@@ -68,11 +73,11 @@ class StepEnd(enum.Enum):
 class TurnRunner:
     """Runs the actor's current turn to its end (or to a boundary when the actor stops)."""
 
-    def __init__(self, actor: SessionActor) -> None:
-        self.actor = actor
+    def __init__(self, session: Session) -> None:
+        self.session = session
         self.steering: list[DeliveryRecord] = []
         self.task_results: list[DeliveryRecord] = []
-        self.questions = QuestionBoard(actor)
+        self.questions = QuestionBoard(session)
         """Questions the turn's running tools wait on (`ctx.ask`)."""
         self.serve_inbox = ServeInbox()
         """Inputs for a served tool this session runs (its later calls)."""
@@ -83,10 +88,10 @@ class TurnRunner:
         self.cancel_requested = False
         self._model_call: ModelCall | None = None
         self._cancelled = asyncio.Event()
-        self._batch_size = actor.agent.config.experimental.workflow.model_calls_per_step
-        self._batch_start = actor.state.turn.step_index if actor.state.turn is not None else 0
-        self.delegation = delegation_tools(actor.agent, is_root=actor.is_root)
-        tool_tasks = tool_task_names(actor.agent)
+        self._batch_size = session.agent.config.experimental.workflow.model_calls_per_step
+        self._batch_start = session.state.turn.step_index if session.state.turn is not None else 0
+        self.delegation = delegation_tools(session.agent, is_root=session.is_root)
+        tool_tasks = tool_task_names(session.agent)
         self._task_tools = (
             {*self.delegation, *tool_tasks, TASK_WAIT, TASK_CANCEL} if self.delegation or tool_tasks else set()
         )
@@ -115,7 +120,7 @@ class TurnRunner:
 
     async def run(self) -> None:
         """Run steps until the turn ends, is cancelled, or the actor asks to stop at a boundary."""
-        actor = self.actor
+        actor = self.session
         while (turn := actor.state.turn) is not None and turn.awaiting is None and not turn.waiting_on_tasks:
             if self.cancel_requested:
                 await self.finish_cancelled([])
@@ -134,24 +139,20 @@ class TurnRunner:
                 return
 
     async def _absorb_steering(self) -> None:
-        actor = self.actor
+        actor = self.session
         for delivery in list(self.steering):
             self.steering.remove(delivery)
             actor.checkpoint_later(history=[actor.join_turn(delivery)], consumed=[delivery.id])
 
     # -- one step ----------------------------------------------------------------------------
 
-    def _turn_coordinates(self) -> dict[str, Any]:
-        turn = self.actor.turn
-        return {"sequence": turn.sequence, "turnId": turn.turn_id}
-
-    def step_coordinates(self, step_index: int) -> dict[str, Any]:
-        turn = self.actor.turn
-        return {"sequence": turn.sequence, "stepIndex": step_index, "turnId": turn.turn_id}
+    def step_at(self, step_index: int) -> StepAt:
+        """Where a step of this turn is, for its events."""
+        return StepAt.of(self.session.turn, step_index)
 
     async def _step(self) -> StepEnd:
-        actor = self.actor
-        options = actor.runtime.options
+        actor = self.session
+        options = actor.host.options
         exceeded = exceeded_limit(actor.state, actor.agent.config.limits, is_root=actor.is_root)
         if exceeded is not None:
             if actor.state.task_mode:  # nobody to ask: the model call fails
@@ -193,12 +194,13 @@ class TurnRunner:
         return StepEnd.DONE
 
     async def _attempt_step(self) -> StepEnd:
-        actor = self.actor
+        actor = self.session
         turn = actor.turn
         step_index = turn.step_index
         model, model_id = await actor.model_for_step(step_index)
-        actor.emit("step.started", {"modelId": model_id, **self.step_coordinates(step_index)})
-        self._model_call = ModelCall(actor, self.step_coordinates(step_index))
+        at = self.step_at(step_index)
+        actor.emit(StepStarted(at, model_id))
+        self._model_call = ModelCall(actor.emit, at, actor.host.options)
         if turn.execute:
             await self._run_approved(step_index)
         try:
@@ -211,7 +213,7 @@ class TurnRunner:
                 model, request, cancelled=lambda: self.cancel_requested, steered=lambda: bool(self.steering)
             )
         except Steered:
-            actor.emit("step.completed", {"finishReason": "other", **self.step_coordinates(step_index)})
+            actor.emit(StepCompleted(at, "other"))
             turn.step_index = step_index + 1
             actor.checkpoint_later()
             raise
@@ -227,16 +229,12 @@ class TurnRunner:
                 {"semanticErrorId": "model-response-content-filtered", "finishReason": "content-filter"},
             )
         actor.add_usage(finish)
-        usage = {"usage": step_usage_wire(finish.usage, finish.cost_usd)}
         if result.reasoning:
-            actor.emit("reasoning.completed", {"reasoning": result.reasoning, **self.step_coordinates(step_index)})
+            actor.emit(ReasoningCompleted(at, result.reasoning))
         if result.calls:
-            return await self._tool_step(step_index, result, usage)
-        actor.emit(
-            "message.completed",
-            {"finishReason": finish.reason, "message": result.text, **self.step_coordinates(step_index)},
-        )
-        actor.emit("step.completed", {"finishReason": finish.reason, **self.step_coordinates(step_index), **usage})
+            return await self._tool_step(step_index, result, finish)
+        actor.emit(MessageCompleted(at, finish.reason, result.text))
+        actor.emit(StepCompleted(at, finish.reason, finish.usage, finish.cost_usd))
         reply = AssistantMessage(content=result.text, reasoning=result.reasoning)
         if working_tasks(actor.state) or self.task_results:  # no turn ends while one of its tasks works
             turn.step_index = step_index + 1
@@ -247,33 +245,24 @@ class TurnRunner:
             await park_on_tasks(actor, [])
             return StepEnd.PARKED
         if turn.output_schema is not None:
-            actor.emit(
-                "step.failed",
-                {
-                    "code": "OUTPUT_SCHEMA_NOT_FULFILLED",
-                    "message": OUTPUT_SCHEMA_MESSAGE,
-                    **self.step_coordinates(step_index),
-                },
-            )
+            actor.emit(StepFailedEvent(at, "OUTPUT_SCHEMA_NOT_FULFILLED", OUTPUT_SCHEMA_MESSAGE))
             await actor.end_turn_failed("OUTPUT_SCHEMA_NOT_FULFILLED", OUTPUT_SCHEMA_MESSAGE, None, history=[reply])
             return StepEnd.DONE
         await actor.end_turn_completed(history=[reply])
         return StepEnd.DONE
 
-    async def _tool_step(self, step_index: int, result: ModelResult, usage: dict[str, Any]) -> StepEnd:
-        actor = self.actor
+    async def _tool_step(self, step_index: int, result: ModelResult, finish: Finish) -> StepEnd:
+        actor = self.session
         turn = actor.turn
-        coordinates = self.step_coordinates(step_index)
+        at = self.step_at(step_index)
         reply_calls = [c for c in result.calls if c.name == REPLY_TOOL and turn.output_schema is not None]
         task_calls = [c for c in result.calls if c.name in self._task_tools]
         calls = [c for c in result.calls if c not in reply_calls and c not in task_calls]
         if result.text:
-            actor.emit("message.completed", {"finishReason": "tool-calls", "message": result.text, **coordinates})
+            actor.emit(MessageCompleted(at, "tool-calls", result.text))
         for call in [c for c in result.calls if c not in reply_calls]:
-            requested: dict[str, Any] = {"actions": [action_entry(call, self.delegation)]}
-            if call.name in self.delegation:
-                requested["presentation"] = {call.id: {"label": presentation_label(call)}}
-            actor.emit("actions.requested", {**requested, **coordinates})
+            presentation = {call.id: {"label": presentation_label(call)}} if call.name in self.delegation else None
+            actor.emit(ActionsRequested(at, [action_entry(call, self.delegation)], presentation))
         decisions = await decide_calls(actor, calls)
         await actor.flush()  # a call's start record is durable before the call runs
         crashpoint("after-actions-requested")
@@ -287,15 +276,15 @@ class TurnRunner:
             decision, reason = decisions[call.id]
             if decision == "denied":
                 outcomes[call.id] = refused_outcome(call, request_id=None, status="denied", reason=reason)
-                actor.emit("action.result", {**outcomes[call.id].result_event(call.name), **coordinates})
+                actor.emit(ActionResult(at, outcomes[call.id]))
         if self.cancel_requested:
             for call in asking:
                 outcomes[call.id] = cancelled_outcome(call)
         if self.cancel_requested:
             await self.finish_cancelled(self._step_messages(result, reply_calls, outcomes))
             raise Cancelled()
-        actor.emit("step.completed", {"finishReason": "tool-calls", **coordinates, **usage})
-        wait = await run_task_calls(self, task_calls, outcomes, coordinates, asking=bool(asking))
+        actor.emit(StepCompleted(at, "tool-calls", finish.usage, finish.cost_usd))
+        wait = await run_task_calls(self, task_calls, outcomes, at, asking=bool(asking))
         messages = self._step_messages(result, reply_calls, outcomes)
         if wait is not None:
             turn.step_index = step_index + 1
@@ -308,7 +297,7 @@ class TurnRunner:
         if reply_calls:
             assert turn.output_schema is not None
             value = unwrap_reply(turn.output_schema, reply_calls[0].arguments)
-            actor.emit("result.completed", {"result": value, **coordinates})
+            actor.emit(ResultCompleted(at, value))
             await actor.end_turn_completed(history=messages, result=value)
             return StepEnd.DONE
         turn.step_index = step_index + 1
@@ -341,7 +330,7 @@ class TurnRunner:
 
     async def _run_approved(self, step_index: int) -> None:
         """Run the calls a person approved, first thing in the step after the approval."""
-        actor = self.actor
+        actor = self.session
         turn = actor.turn
         calls = [ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in turn.execute]
         if not turn.execute_started:
@@ -366,7 +355,7 @@ class TurnRunner:
     # -- the model call ----------------------------------------------------------------------
 
     def _settings(self) -> ModelSettings:
-        config = self.actor.agent.config
+        config = self.session.agent.config
         reasoning = config.reasoning if config.reasoning != "provider-default" else None
         return ModelSettings(reasoning=reasoning, model_options=dict(config.model_options))
 
@@ -377,7 +366,7 @@ class TurnRunner:
     ) -> dict[str, ToolOutcome]:
         """Run calls in parallel (see `eve_runtime.engine.call_batch`); a cancel stops them."""
         self.questions.step_index = step_index
-        batch = CallBatch(self.actor, self.questions, self.serve_inbox, self.step_coordinates(step_index))
+        batch = CallBatch(self.session, self.questions, self.serve_inbox, self.step_at(step_index))
         self._batches.append(batch)
         try:
             return await batch.run(calls, journals or {}, self._cancelled, lambda: self.cancel_requested)
@@ -388,13 +377,10 @@ class TurnRunner:
 
     async def finish_cancelled(self, history: list[Message]) -> None:
         self.questions.cancel_all()
-        await self.actor.end_turn_cancelled(history=history, cancel=self.cancel_delivery)
+        await self.session.end_turn_cancelled(history=history, cancel=self.cancel_delivery)
 
     async def _finish_failed(self, failure: StepFailed) -> None:
-        actor = self.actor
+        actor = self.session
         turn = actor.turn
-        data: dict[str, Any] = {"code": failure.code, "message": failure.message}
-        if failure.details:
-            data["details"] = failure.details
-        actor.emit("step.failed", {**data, **self.step_coordinates(turn.step_index)})
+        actor.emit(StepFailedEvent(StepAt.of(turn), failure.code, failure.message, failure.details))
         await actor.end_turn_failed(failure.code, failure.message, failure.details)

@@ -12,21 +12,26 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from eve_runtime.authoring.dynamic import DynamicResolver
 from eve_runtime.checkpoint import CallRecord, DynamicValue, ParentLink, TurnState
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.engine.conversation import client_context_entries, static_user_instructions
 from eve_runtime.engine.dynamic_tools import apply_dynamic_tools
-from eve_runtime.engine.hook_dispatch import settle_before_resolvers
-from eve_runtime.engine.resolvers import ResolverError, dynamic_context, resolve_instructions, resolve_model_id
+from eve_runtime.engine.ports import Session
+from eve_runtime.engine.resolvers import (
+    ResolverError,
+    dynamic_context,
+    resolve_instructions,
+    resolve_model_id,
+    settle_before_resolvers,
+)
+from eve_runtime.events.catalog import TurnAt
+from eve_runtime.events.turns import MessageReceived, SessionStarted, TurnStarted
 from eve_runtime.messages import Message, UserMessage
 from eve_runtime.models.base import Model
 from eve_runtime.store.base import DeliveryRecord
-
-if TYPE_CHECKING:
-    from eve_runtime.engine.actor import SessionActor
 
 __all__ = ["message_of", "model_for_step", "model_text_of", "stale_response_text", "start_turn"]
 
@@ -64,7 +69,7 @@ def model_text_of(delivery: DeliveryRecord) -> str:
     return str(delivery.payload.get("message", ""))
 
 
-async def start_turn(actor: SessionActor, delivery: DeliveryRecord) -> None:
+async def start_turn(actor: Session, delivery: DeliveryRecord) -> None:
     """Open a turn for a message: `session.started` first (once), `turn.started`, `message.received`."""
     state = actor.state
     sequence = state.next_sequence
@@ -80,7 +85,7 @@ async def start_turn(actor: SessionActor, delivery: DeliveryRecord) -> None:
     )
     state.next_sequence = sequence + 1
     state.turn = turn
-    actor.emitter.delivery_ids = (delivery.id,)
+    actor.own_events([delivery.id])
     opening: list[Message] = []
     first = not state.started
     if first:
@@ -98,23 +103,13 @@ async def start_turn(actor: SessionActor, delivery: DeliveryRecord) -> None:
         if isinstance(predecessor, dict) and isinstance(predecessor.get("sessionId"), str):
             state.predecessor = predecessor["sessionId"]  # set only by a replacement (eve_runtime.sessions.replacement)
         state.started = True
-        started: dict[str, Any] = {"runtime": actor.runtime.runtime_info(actor.agent)}
-        if state.predecessor is not None:
-            started["predecessor"] = {"sessionId": state.predecessor}
-        if state.parent is not None:
-            started["invocation"] = {
-                "kind": "subagent",
-                "name": state.parent.name,
-                "parentCallId": state.parent.call_id,
-                "parentSessionId": state.parent.session_id,
-                "parentTurnId": state.parent.turn_id,
-            }
-        actor.emit("session.started", started)
+        actor.emit(SessionStarted(actor.host.runtime_info(actor.agent), state.predecessor, state.parent))
         opening.extend(static_user_instructions(actor.agent))
         turn.user_index += len(opening)
-    actor.emit("turn.started", {"sequence": sequence, "turnId": turn.turn_id})
+    at = TurnAt.of(turn)
+    actor.emit(TurnStarted(at))
     text, parts = message_of(delivery)
-    actor.emit("message.received", {"message": text, "parts": parts, "sequence": sequence, "turnId": turn.turn_id})
+    actor.emit(MessageReceived(at, text, parts))
     user = UserMessage(content=model_text_of(delivery))
     try:
         extra = await _resolve_dynamic(actor, turn, first=not state.session_resolved)
@@ -138,7 +133,7 @@ def _split(values: dict[str, DynamicValue | None]) -> tuple[dict[str, DynamicVal
     return system, user
 
 
-async def _resolve_dynamic(actor: SessionActor, turn: TurnState, *, first: bool) -> list[Message]:
+async def _resolve_dynamic(actor: Session, turn: TurnState, *, first: bool) -> list[Message]:
     """Resolve the dynamic instructions and model; returns the user-role messages for history.
 
     The `session.started` resolvers run with the session's first turn, and again at the next
@@ -161,7 +156,7 @@ async def _resolve_dynamic(actor: SessionActor, turn: TurnState, *, first: bool)
     return [*added, *turn_added]
 
 
-async def model_for_step(actor: SessionActor, step_index: int) -> tuple[Model, str]:
+async def model_for_step(actor: Session, step_index: int) -> tuple[Model, str]:
     """The model of the turn's next call, and the id `step.started` reports."""
     configured = actor.agent.config.model
     turn = actor.turn
@@ -172,8 +167,8 @@ async def model_for_step(actor: SessionActor, step_index: int) -> tuple[Model, s
             model_id = await resolve_model_id(configured, "step.started", context)
         if model_id is None:
             raise ResolverError("The dynamic model resolver chose no model for this turn.")
-        return actor.runtime.model(model_id), model_id
+        return actor.host.model(model_id), model_id
     if isinstance(configured, str):
-        return actor.runtime.model(configured), configured
+        return actor.host.model(configured), configured
     model: Model = configured
     return model, model.model_id

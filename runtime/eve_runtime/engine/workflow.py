@@ -25,17 +25,18 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from eve_runtime.authoring.context import AbortSignal, AskResult, SleepResult
-from eve_runtime.engine.approval import match_option, new_request_id
+from eve_runtime.engine.ports import Session
 from eve_runtime.engine.tool_runner import json_safe
+from eve_runtime.events.actions import ActionPartial, InputRequested, InputResolved
+from eve_runtime.events.catalog import CallAt, StepAt, TurnAt
+from eve_runtime.events.requests import match_option, new_request_id
+from eve_runtime.events.turns import TurnWaiting
 from eve_runtime.messages import ToolCall
+from eve_runtime.store.base import DeliveryRecord
 from eve_runtime.tasks.relay import relay_now, report_reply
-
-if TYPE_CHECKING:
-    from eve_runtime.engine.actor import SessionActor
-    from eve_runtime.store.base import DeliveryRecord
 
 __all__ = [
     "CallHost",
@@ -79,20 +80,16 @@ class OpenQuestion:
 class QuestionBoard:
     """The questions a turn's running tools wait on, and the answers that reach them."""
 
-    def __init__(self, actor: SessionActor) -> None:
-        self.actor = actor
+    def __init__(self, session: Session) -> None:
+        self.session = session
         self.open: dict[str, OpenQuestion] = {}
         self.step_index = 0
-
-    def _coordinates(self, call_id: str) -> dict[str, Any]:
-        turn = self.actor.turn
-        return {"callId": call_id, "sequence": turn.sequence, "stepIndex": self.step_index, "turnId": turn.turn_id}
 
     def add(self, request: dict[str, Any], call_id: str) -> OpenQuestion:
         """Wait for an answer to `request` (already on the stream)."""
         question = OpenQuestion(request=request, call_id=call_id)
         self.open[question.request_id] = question
-        self.actor.reroute()  # an answer may already wait in the inbox (it arrived during a restart)
+        self.session.reroute()  # an answer may already wait in the inbox (it arrived during a restart)
         return question
 
     def close(self, request_id: str, outcome: str, response: dict[str, str] | None = None) -> None:
@@ -103,7 +100,8 @@ class QuestionBoard:
         resolution: dict[str, Any] = {"kind": "question", "outcome": outcome, "requestId": request_id}
         if response is not None:
             resolution["response"] = {"requestId": request_id, **response}
-        self.actor.emit("input.resolved", {"resolutions": [resolution], **self._coordinates(question.call_id)})
+        at = StepAt.of(self.session.turn, self.step_index).call(question.call_id)
+        self.session.emit(InputResolved(at, [resolution]))
         question.resolution = resolution
         if not question.future.done():
             question.future.set_result(answer_of(resolution))
@@ -112,7 +110,7 @@ class QuestionBoard:
         """Apply a delivery that answers open questions; whether it did (it is then consumed)."""
         if not self.open:
             return False
-        actor = self.actor
+        actor = self.session
         if delivery.kind == "responses":
             items = [i for i in delivery.payload.get("inputResponses", []) if i.get("requestId") in self.open]
             for item in items:
@@ -219,19 +217,19 @@ class CallHost:
 
     def __init__(
         self,
-        actor: SessionActor,
+        session: Session,
         board: QuestionBoard,
         call: ToolCall,
-        coordinates: dict[str, Any],
+        at: CallAt,
         abort: AbortSignal,
         journal: list[dict[str, Any]] | None = None,
         inbox: ServeInbox | None = None,
     ) -> None:
-        self.actor = actor
+        self.session = session
         self.board = board
         self.inbox = inbox
         self.call = call
-        self.coordinates = coordinates
+        self.at = at
         self.abort = abort
         self._journal = list(journal or [])
         self._position = 0
@@ -266,21 +264,17 @@ class CallHost:
         if entry is not None and "answer" in entry:
             answer: AskResult = entry["answer"]
             return answer
-        actor = self.actor
+        actor = self.session
         if entry is None:
             if actor.state.task_mode:
                 return {"status": "unavailable"}  # nobody to ask
             if self.abort.aborted:
                 return {"status": "cancelled"}
             full = {"requestId": new_request_id(), "kind": "question", **request}
-            actor.emit("input.requested", {"callId": self.call.id, "requests": [full], **self.coordinates})
+            actor.emit(InputRequested(self.at, [full]))
         else:
             full = entry["request"]  # asked before a restart: the same question waits again, not asked twice
-        turn = actor.turn
-        actor.emit(
-            "turn.waiting",
-            {"on": "input", "sequence": turn.sequence, "turnId": turn.turn_id, "usage": actor.state.usage.wire()},
-        )
+        actor.emit(TurnWaiting(TurnAt.of(actor.turn), "input", actor.state.usage))
         await actor.flush()  # the question is durable (and the wait shown) before anyone can answer it
         await relay_now(actor, "requested", {"requests": [full]})  # a subagent's person is its parent's
         question = self.board.add(full, self.call.id)
@@ -292,14 +286,14 @@ class CallHost:
 
     async def sleep(self, seconds: float) -> SleepResult:
         entry = self._replay("sleep")
-        clock = self.actor.runtime.options.clock
+        clock = self.session.host.now
         if entry is not None:
             wake_at = _timestamp(entry["wakeAt"])
         else:
             wake_at = clock() + seconds
             output = {"status": "sleeping", "seconds": seconds, "wakeAt": _iso(wake_at)}
             self._journal_partial(output)
-            await self.actor.flush()
+            await self.session.flush()
         remaining = wake_at - clock()
         if remaining > 0 and await self._aborted_within(None, timeout=remaining):
             return {"interrupted": True}
@@ -314,14 +308,14 @@ class CallHost:
         else:
             copied = contextvars.copy_context()
             loop = asyncio.get_running_loop()
-            result = await loop.run_in_executor(self.actor.runtime.tool_executor, lambda: copied.run(function, *args))
+            result = await loop.run_in_executor(self.session.host.tool_executor, lambda: copied.run(function, *args))
         output = json_safe(result)
         self._journal_partial({"status": "step-completed", "step": name, "output": output})
-        await self.actor.flush()  # journaled before the body goes on
+        await self.session.flush()  # journaled before the body goes on
         return output
 
     async def reply(self, output: Any) -> dict[str, Any]:
-        actor = self.actor
+        actor = self.session
         turn = actor.turn
         if self.inbox is None or turn.tool_call is None:
             raise RuntimeError("ctx.reply() works in a tool marked @tool(serve=True), running as a task")
@@ -345,5 +339,4 @@ class CallHost:
         return result
 
     def _journal_partial(self, output: dict[str, Any]) -> None:
-        result = {"callId": self.call.id, "kind": "tool-result", "output": output, "toolName": self.call.name}
-        self.actor.emit("action.partial", {"result": result, **self.coordinates})
+        self.session.emit(ActionPartial(self.at, self.call.name, output))

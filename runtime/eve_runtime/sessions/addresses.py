@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
+from eve_runtime.engine.hook_dispatch import HookDispatcher
 from eve_runtime.ids import new_delivery_id
-from eve_runtime.sessions.availability import SessionStranded
-from eve_runtime.sessions.replacement import replace_stranded
+from eve_runtime.sessions.availability import Availability, SessionStranded
+from eve_runtime.sessions.replacement import RecordHost, replace_stranded
 from eve_runtime.store.base import (
     AddressInUse,
     DeliveryKind,
@@ -31,10 +32,7 @@ from eve_runtime.store.base import (
     StoreError,
 )
 
-if TYPE_CHECKING:
-    from eve_runtime.sessions.runtime import Runtime
-
-__all__ = ["AddressContended", "AddressSessions", "Continued", "SeedState"]
+__all__ = ["AddressContended", "AddressHost", "AddressSessions", "Continued", "SeedState"]
 
 SeedState = Callable[[], Awaitable[str | None]]
 """Computes the encoded channel state a session created for a message starts with."""
@@ -63,10 +61,26 @@ class Continued:
     """Whether the message repeated an earlier idempotency key (nothing new was delivered)."""
 
 
+class AddressHost(RecordHost, Protocol):
+    """Sessions by channel address: continue or create, and the controls by address."""
+
+    @property
+    def availability(self) -> Availability: ...
+
+    @property
+    def hooks(self) -> HookDispatcher: ...
+
+    async def cancel(self, session_id: str, turn_id: str | None = None) -> bool: ...
+
+    async def control(self, session_id: str, kind: Literal["compact", "clear"]) -> bool: ...
+
+    async def reset(self, session_id: str, reason: str | None = None, *, timeout: float | None = None) -> bool: ...
+
+
 class AddressSessions:
     """A runtime's sessions by channel address (see the module docstring)."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: AddressHost) -> None:
         self.runtime = runtime
 
     async def holder(self, address: str) -> SessionRecord | None:

@@ -15,6 +15,7 @@ import logging
 from eve_runtime._version import __version__
 from eve_runtime.engine.emitter import Emitter
 from eve_runtime.errors import RuntimeFailure
+from eve_runtime.events.turns import SessionCompleted
 from eve_runtime.keyed_locks import KeyedLocks
 from eve_runtime.store.base import EventIndexConflict, SessionRecord, Store
 
@@ -105,7 +106,7 @@ async def retire_stranded(store: Store, session: SessionRecord, trigger: str) ->
         __version__,
     )
     emitter = Emitter(store, session.id, await store.event_count(session.id))
-    emitter.emit("session.completed", {})
+    emitter.emit(SessionCompleted())
     try:
         await emitter.commit(status="reset")
     finally:

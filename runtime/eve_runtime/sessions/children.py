@@ -11,22 +11,54 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from eve_runtime.checkpoint import TaskState
+from eve_runtime.engine.held import CodePins
+from eve_runtime.engine.hook_dispatch import HookDispatcher
 from eve_runtime.ids import new_delivery_id
 from eve_runtime.messages import ToolCall
-from eve_runtime.store.base import NewDelivery, SessionNotActive
+from eve_runtime.project.runtime_agent import RuntimeAgent
+from eve_runtime.store.base import DeliveryKind, DeliveryRecord, NewDelivery, SessionNotActive, SessionRecord, Store
 from eve_runtime.tasks.delegation import CHILD_PREFIX
 
-if TYPE_CHECKING:
-    from eve_runtime.sessions.runtime import Runtime
+__all__ = ["ChildHost", "create_child", "send_to_child", "serve_input"]
 
-__all__ = ["create_child", "send_to_child", "serve_input"]
+
+class ChildHost(Protocol):
+    """Creating the child sessions of tasks and giving them their later calls."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def agent(self) -> RuntimeAgent:
+        """The root agent of the newest build."""
+        ...
+
+    @property
+    def hooks(self) -> HookDispatcher: ...
+
+    def build_of(self, session_id: str) -> RuntimeAgent:
+        """The root agent of the build a session runs here (the newest when no actor runs it)."""
+        ...
+
+    def new_record(self, *, operation_id: str | None = None, agent: RuntimeAgent | None = None) -> SessionRecord: ...
+
+    def agent_for_node(self, node_id: str, root: RuntimeAgent | None = None) -> RuntimeAgent: ...
+
+    @property
+    def pins(self) -> CodePins: ...
+
+    def look_after(self, session: SessionRecord) -> None: ...
+
+    async def deliver(
+        self, session_id: str, kind: DeliveryKind, payload: dict[str, Any], *, idempotency_key: str | None = None
+    ) -> DeliveryRecord: ...
 
 
 async def create_child(
-    runtime: Runtime, parent_id: str, task: TaskState, message: str, *, tool_call: ToolCall | None = None
+    runtime: ChildHost, parent_id: str, task: TaskState, message: str, *, tool_call: ToolCall | None = None
 ) -> str:
     """Create the child session of a new task, with its first message (once: again is a no-op).
 
@@ -40,8 +72,7 @@ async def create_child(
         "callId": task.call_id,
         "turnId": task.turn_id,
     }
-    parent = runtime.actor(parent_id)
-    root = parent.root if parent is not None else runtime.agent  # the child runs its parent's build
+    root = runtime.build_of(parent_id)  # the child runs its parent's build
     record = dataclasses.replace(
         runtime.new_record(
             operation_id=f"task:{parent_id}:{task.call_id}", agent=runtime.agent_for_node(task.node_id, root)
@@ -62,13 +93,13 @@ async def create_child(
     return session.id
 
 
-async def send_to_child(runtime: Runtime, task: TaskState, message: str) -> bool:
+async def send_to_child(runtime: ChildHost, task: TaskState, message: str) -> bool:
     """Give a task's child another message for the task's current call (once); False when it has ended."""
     payload = {"message": message, "turnPolicy": "queue", "taskCall": task.call_id}
     return await _deliver_call(runtime, task, payload)
 
 
-async def serve_input(runtime: Runtime, task: TaskState, arguments: dict[str, Any]) -> bool:
+async def serve_input(runtime: ChildHost, task: TaskState, arguments: dict[str, Any]) -> bool:
     """Give a served tool's session the input of the task's current call (once); False when it has ended."""
     payload = {
         "message": f"{task.name} {json.dumps(arguments, separators=(',', ':'))}",
@@ -77,7 +108,7 @@ async def serve_input(runtime: Runtime, task: TaskState, arguments: dict[str, An
     return await _deliver_call(runtime, task, payload)
 
 
-async def _deliver_call(runtime: Runtime, task: TaskState, payload: dict[str, Any]) -> bool:
+async def _deliver_call(runtime: ChildHost, task: TaskState, payload: dict[str, Any]) -> bool:
     try:
         await runtime.deliver(task.child_session_id, "message", payload, idempotency_key=f"task-call:{task.call_id}")
     except SessionNotActive:

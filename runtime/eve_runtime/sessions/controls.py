@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Literal
+from typing import Any, Literal, Protocol
 
-from eve_runtime.sessions.availability import SessionDormant, SessionStranded, retire_once
-from eve_runtime.store.base import SessionNotActive
+from eve_runtime.engine.options import RuntimeOptions
+from eve_runtime.keyed_locks import KeyedLocks
+from eve_runtime.sessions.availability import Availability, SessionDormant, SessionStranded, retire_once
+from eve_runtime.store.base import DeliveryKind, DeliveryRecord, SessionNotActive, Store
 
-if TYPE_CHECKING:
-    from eve_runtime.sessions.runtime import Runtime
-
-__all__ = ["Acknowledgements", "cancel", "control", "reset"]
+__all__ = ["Acknowledgements", "ControlHost", "cancel", "control", "reset"]
 
 logger = logging.getLogger("eve.runtime")
 
@@ -54,7 +53,32 @@ class Acknowledgements:
                 future.cancel()
 
 
-async def cancel(runtime: Runtime, session_id: str, turn_id: str | None = None) -> bool:
+class ControlHost(Protocol):
+    """The runtime, as cancel, compact, clear and reset use it."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def options(self) -> RuntimeOptions: ...
+
+    @property
+    def availability(self) -> Availability: ...
+
+    @property
+    def retiring(self) -> KeyedLocks: ...
+
+    @property
+    def acknowledgements(self) -> Acknowledgements: ...
+
+    def acknowledge(self, delivery_id: str) -> None: ...
+
+    async def deliver(
+        self, session_id: str, kind: DeliveryKind, payload: dict[str, Any], *, idempotency_key: str | None = None
+    ) -> DeliveryRecord: ...
+
+
+async def cancel(runtime: ControlHost, session_id: str, turn_id: str | None = None) -> bool:
     """Queue a cancel; False when the session is unknown or no longer active (`no_active_turn`)."""
     try:
         await runtime.deliver(session_id, "cancel", {"turnId": turn_id} if turn_id is not None else {})
@@ -63,7 +87,7 @@ async def cancel(runtime: Runtime, session_id: str, turn_id: str | None = None) 
     return True
 
 
-async def control(runtime: Runtime, session_id: str, kind: Literal["compact", "clear"]) -> bool:
+async def control(runtime: ControlHost, session_id: str, kind: Literal["compact", "clear"]) -> bool:
     """Queue a compact or a clear; False when the session is unknown or no longer active.
 
     A stranded or dormant session has nothing to compact here (False) and refuses a clear.
@@ -82,7 +106,9 @@ async def control(runtime: Runtime, session_id: str, kind: Literal["compact", "c
     return True
 
 
-async def reset(runtime: Runtime, session_id: str, reason: str | None = None, *, timeout: float | None = None) -> bool:
+async def reset(
+    runtime: ControlHost, session_id: str, reason: str | None = None, *, timeout: float | None = None
+) -> bool:
     """Retire a session for good and wait until it is done; False when there was no active session.
 
     The wait lasts at most `timeout` seconds (`RuntimeOptions.reset_timeout` by default): the

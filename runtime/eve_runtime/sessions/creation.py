@@ -8,21 +8,42 @@ created in `eve_runtime.sessions.children`, channel sessions in `eve_runtime.ses
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from eve_runtime._version import __version__
+from eve_runtime.engine.hook_dispatch import HookDispatcher
+from eve_runtime.engine.options import RuntimeOptions
 from eve_runtime.ids import new_delivery_id, new_session_id
 from eve_runtime.project.runtime_agent import RuntimeAgent
-from eve_runtime.store.base import NewDelivery, SessionRecord
+from eve_runtime.sessions.timeouts import SessionTimeouts
+from eve_runtime.store.base import NewDelivery, SessionRecord, Store
 
-if TYPE_CHECKING:
-    from eve_runtime.sessions.runtime import Runtime
+__all__ = ["CreationHost", "new_record", "open_session"]
 
-__all__ = ["new_record", "open_session"]
+
+class CreationHost(Protocol):
+    """Creating a session (create-once) with its record."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def options(self) -> RuntimeOptions: ...
+
+    @property
+    def agent(self) -> RuntimeAgent: ...
+
+    @property
+    def hooks(self) -> HookDispatcher: ...
+
+    @property
+    def timeouts(self) -> SessionTimeouts: ...
+
+    def look_after(self, session: SessionRecord) -> None: ...
 
 
 def new_record(
-    runtime: Runtime, *, operation_id: str | None = None, agent: RuntimeAgent | None = None
+    runtime: CreationHost, *, operation_id: str | None = None, agent: RuntimeAgent | None = None
 ) -> SessionRecord:
     """A session record for the runtime's agent (or `agent`), with its deadline and build."""
     now = runtime.options.clock()
@@ -41,7 +62,7 @@ def new_record(
 
 
 async def open_session(
-    runtime: Runtime,
+    runtime: CreationHost,
     *,
     message: dict[str, Any] | None = None,
     operation_id: str | None = None,

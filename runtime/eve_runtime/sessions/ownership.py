@@ -39,15 +39,12 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from eve_runtime.store.base import StoreError
+from eve_runtime.engine.options import RuntimeOptions
+from eve_runtime.store.base import DeliveryRecord, SessionRecord, Store, StoreError
 
-if TYPE_CHECKING:
-    from eve_runtime.engine.actor import SessionActor
-    from eve_runtime.sessions.runtime import Runtime
-
-__all__ = ["Ownership"]
+__all__ = ["LeasedActor", "OwnerHost", "Ownership"]
 
 logger = logging.getLogger("eve.ownership")
 
@@ -55,6 +52,47 @@ _DEADLINE_BATCH = 100
 """Sessions past their deadline woken per sweep at most (the rest wait for the next sweep)."""
 _REFIRE_SECONDS = 60.0
 """A session woken for its deadline that is still active and unheld is woken again after this long."""
+
+
+class LeasedActor(Protocol):
+    """A session actor, as the leases of many processes see it."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def session(self) -> SessionRecord: ...
+
+    @property
+    def stopping(self) -> bool: ...
+
+    def push(self, delivery: DeliveryRecord) -> None: ...
+
+    def accepts_deliveries(self) -> bool: ...
+
+    def seen_deliveries(self) -> frozenset[str]: ...
+
+    def stop_accepting(self) -> None: ...
+
+    def hold_lease(self, fence: int) -> None: ...
+
+    def lose_lease(self) -> None: ...
+
+
+class OwnerHost(Protocol):
+    """The runtime, as the leases of many processes use it."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def options(self) -> RuntimeOptions: ...
+
+    def actor(self, session_id: str) -> LeasedActor | None:
+        """The session's actor in this process, if it has one."""
+        ...
+
+    def look_after(self, session: SessionRecord) -> None: ...
 
 
 @dataclass
@@ -76,7 +114,7 @@ class Ownership:
         ttl: Seconds a lease lasts without renewal (how long a dead owner's sessions wait).
     """
 
-    def __init__(self, runtime: Runtime, ttl: float) -> None:
+    def __init__(self, runtime: OwnerHost, ttl: float) -> None:
         self.runtime = runtime
         self.store = runtime.store
         self.ttl = ttl
@@ -91,7 +129,7 @@ class Ownership:
         self._fired_deadlines: dict[str, float] = {}
         """Sessions woken for a deadline nobody fired, with when (`time.monotonic()`)."""
 
-    async def run(self, actor: SessionActor, work: Callable[[], Awaitable[None]]) -> None:
+    async def run(self, actor: LeasedActor, work: Callable[[], Awaitable[None]]) -> None:
         """Run `work` for `actor` while holding the session's lease; return at once when another owner runs it."""
         session_id = actor.session_id
         releasing = self._releasing.get(session_id)
@@ -105,12 +143,11 @@ class Ownership:
             fence = await self.store.acquire(session_id, self.owner, self.ttl)
             if fence is None:
                 self._leases.pop(session_id, None)
-                actor.closing = True  # the owner runs the session; it is told of deliveries by the store
+                actor.stop_accepting()  # the owner runs the session; it is told of deliveries by the store
                 self._background(self._look_again(session_id))
                 return
             lease = self._leases[session_id] = _Lease(fence, time.monotonic())
-        actor.emitter.fence = lease.fence
-        actor.keep_loaded_under(lease.fence)
+        actor.hold_lease(lease.fence)
         lost = asyncio.Event()
         renewal = asyncio.create_task(self._renew(actor, lease, lost), name=f"eve-lease-{session_id}")
         try:
@@ -128,7 +165,7 @@ class Ownership:
                 lease.seen = actor.seen_deliveries()
                 lease.release = asyncio.get_running_loop().call_later(self.grace, self._release_later, session_id)
 
-    async def _renew(self, actor: SessionActor, lease: _Lease, lost: asyncio.Event) -> None:
+    async def _renew(self, actor: LeasedActor, lease: _Lease, lost: asyncio.Event) -> None:
         while True:
             await asyncio.sleep(self.ttl / 3)
             try:
@@ -150,9 +187,7 @@ class Ownership:
                 renewed,
                 lease.fence,
             )
-            actor.stopping = True
-            if actor.task is not None:
-                actor.task.cancel()
+            actor.lose_lease()
             return
 
     def _release_later(self, session_id: str) -> None:

@@ -23,16 +23,15 @@ Messages addressed by session id (the eve HTTP channel) never get here: they ans
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from eve_runtime.ids import new_delivery_id
+from eve_runtime.keyed_locks import KeyedLocks
+from eve_runtime.project.runtime_agent import RuntimeAgent
 from eve_runtime.sessions.availability import retire_once
-from eve_runtime.store.base import NewDelivery, SessionRecord
+from eve_runtime.store.base import DeliveryKind, EnqueueResult, NewDelivery, SessionRecord, Store
 
-if TYPE_CHECKING:
-    from eve_runtime.sessions.runtime import Runtime
-
-__all__ = ["REPLACEMENT_OPERATION", "Replacement", "replace_stranded"]
+__all__ = ["REPLACEMENT_OPERATION", "RecordHost", "Replacement", "replace_stranded"]
 
 REPLACEMENT_OPERATION = "replace:{session_id}"
 """The create-once key of the one fresh session that replaces a stranded session."""
@@ -51,8 +50,34 @@ class Replacement:
     """Whether the message repeated an earlier idempotency key."""
 
 
+class RecordHost(Protocol):
+    """Creating sessions in the store and taking them on (replacements of stranded sessions)."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def retiring(self) -> KeyedLocks:
+        """Per-session locks under which stranded sessions are retired."""
+        ...
+
+    def new_record(self, *, operation_id: str | None = None, agent: RuntimeAgent | None = None) -> SessionRecord:
+        """A session record for the runtime's agent (or `agent`), with its deadline and build."""
+        ...
+
+    def look_after(self, session: SessionRecord) -> None:
+        """Take on a session just created in the store with its first message."""
+        ...
+
+    async def accept(
+        self, session_id: str, kind: DeliveryKind, payload: dict[str, Any], *, idempotency_key: str | None = None
+    ) -> EnqueueResult:
+        """Accept a delivery durably and wake the session."""
+        ...
+
+
 async def replace_stranded(
-    runtime: Runtime,
+    runtime: RecordHost,
     stranded: SessionRecord,
     address: str,
     payload: dict[str, Any],

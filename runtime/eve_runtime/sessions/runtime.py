@@ -23,9 +23,9 @@ from typing import Any, Literal
 from eve_runtime._version import __version__
 from eve_runtime.authoring.channels import channel_address
 from eve_runtime.checkpoint import TaskState
-from eve_runtime.engine.actor import LoadedSession, SessionActor
+from eve_runtime.engine.actor import SessionActor
 from eve_runtime.engine.channel_events import ChannelEvents
-from eve_runtime.engine.handoff import CodePins
+from eve_runtime.engine.held import CodePins, LoadedSession
 from eve_runtime.engine.hook_dispatch import HookDispatcher
 from eve_runtime.engine.options import RuntimeOptions
 from eve_runtime.ids import new_delivery_id
@@ -141,7 +141,7 @@ class Runtime:
             self._timer.cancel()
         actors = list(self._actors.values())
         for actor in actors:
-            actor.stopping = True
+            actor.stop()
         tasks = [a.task for a in actors if a.task is not None]
         if tasks:
             _done, pending = await asyncio.wait(tasks, timeout=deadline)
@@ -157,6 +157,10 @@ class Runtime:
         self.acknowledgements.cancel_all()
 
     # -- what actors ask -------------------------------------------------------------------------
+
+    def now(self) -> float:
+        """The runtime's clock (seconds since the epoch)."""
+        return self.options.clock()
 
     @property
     def principal_id(self) -> str:
@@ -175,6 +179,16 @@ class Runtime:
             model = resolve_model(model_id)
             self._models[model_id] = model
         return model
+
+    async def session_active(self, session_id: str) -> bool:
+        """Whether a session exists and has not ended."""
+        record = await self.store.get_session(session_id)
+        return record is not None and record.status == "active"
+
+    def build_of(self, session_id: str) -> RuntimeAgent:
+        """The root agent of the build a session runs here (the newest when no actor runs it)."""
+        actor = self._actors.get(session_id)
+        return actor.root if actor is not None else self.agent
 
     def acknowledge(self, delivery_id: str) -> None:
         """A delivery someone waits for (a reset) was handled."""
@@ -363,8 +377,7 @@ class Runtime:
         self._actors[session.id] = actor
         context = contextvars.copy_context()
         context.run(bind_store, self.store)  # `sessions` in the session's code reads this runtime's store
-        actor.task = asyncio.create_task(actor.run(), name=f"eve-session-{session.id}", context=context)
-        actor.task.add_done_callback(lambda task: self._actor_done(actor, task))
+        actor.start(context).add_done_callback(lambda task: self._actor_done(actor, task))
         return actor
 
     def _actor_done(self, actor: SessionActor, task: asyncio.Task[None]) -> None:

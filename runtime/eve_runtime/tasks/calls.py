@@ -13,13 +13,17 @@ Here too: a step's task calls (`run_task_calls`) and the turn of a tool task's o
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from eve_runtime.checkpoint import CallRecord, TaskState
-from eve_runtime.engine.tool_runner import ToolOutcome
+from eve_runtime.events.actions import ActionResult, ActionsRequested, tool_call_action
+from eve_runtime.events.catalog import StepAt
+from eve_runtime.events.tasks import TaskStarted
 from eve_runtime.ids import new_session_id
 from eve_runtime.messages import ToolCall, ToolMessage
 from eve_runtime.models.base import ToolDefinition
+from eve_runtime.outcomes import ToolOutcome
+from eve_runtime.project.runtime_agent import RuntimeAgent
 from eve_runtime.tasks.delegation import (
     MAX_WORKING_TASKS,
     TASK_CANCEL,
@@ -31,11 +35,7 @@ from eve_runtime.tasks.delegation import (
     task_cancel_call,
     working_tasks,
 )
-
-if TYPE_CHECKING:
-    from eve_runtime.engine.actor import SessionActor
-    from eve_runtime.engine.turn import TurnRunner
-    from eve_runtime.project.runtime_agent import RuntimeAgent
+from eve_runtime.tasks.ports import TaskSession, TaskTurn
 
 __all__ = ["dispatch_tool_task", "run_task_call", "run_task_calls", "run_tool_task", "tool_task_names", "with_task_id"]
 
@@ -55,11 +55,11 @@ def tool_task_names(agent: RuntimeAgent) -> set[str]:
     return {name for name, tool in agent.tools.items() if tool.options.task}
 
 
-async def dispatch_tool_task(actor: SessionActor, call: ToolCall, coordinates: dict[str, Any]) -> ToolOutcome:
+async def dispatch_tool_task(actor: TaskSession, call: ToolCall, at: StepAt) -> ToolOutcome:
     """Start a tool task (or give a served one more input): the work runs in a session of its own."""
     state = actor.state
     if call.arguments.get("taskId") is not None:
-        return await _serve_again(actor, call, coordinates)
+        return await _serve_again(actor, call, at)
     if len(working_tasks(state)) >= MAX_WORKING_TASKS:
         return refusal(call, "TOO_MANY_TASKS", f"At most {MAX_WORKING_TASKS} tasks can work at once.")
     task = TaskState(
@@ -73,10 +73,10 @@ async def dispatch_tool_task(actor: SessionActor, call: ToolCall, coordinates: d
     )
     state.tasks[task.task_id] = task
     text = f"Started task {task.task_id}. Its result will arrive in a <task_result> message."
-    return await _give(actor, task, call, coordinates, text, new_child=True)
+    return await _give(actor, task, call, at, text, new_child=True)
 
 
-async def _serve_again(actor: SessionActor, call: ToolCall, coordinates: dict[str, Any]) -> ToolOutcome:
+async def _serve_again(actor: TaskSession, call: ToolCall, at: StepAt) -> ToolOutcome:
     task_id = str(call.arguments["taskId"])
     task = actor.state.tasks.get(task_id)
     if task is None or task.kind != "tool" or task.name != call.name:
@@ -87,61 +87,58 @@ async def _serve_again(actor: SessionActor, call: ToolCall, coordinates: dict[st
         return refusal(call, "TASK_BUSY", f"Task {task_id} is still working; wait for its result first.")
     task.status, task.call_id, task.turn_id = "working", call.id, actor.turn.turn_id
     text = f"Sent to task {task.task_id}. Its result will arrive in a <task_result> message."
-    return await _give(actor, task, call, coordinates, text, new_child=False)
+    return await _give(actor, task, call, at, text, new_child=False)
 
 
 async def _give(
-    actor: SessionActor, task: TaskState, call: ToolCall, coordinates: dict[str, Any], text: str, *, new_child: bool
+    actor: TaskSession, task: TaskState, call: ToolCall, at: StepAt, text: str, *, new_child: bool
 ) -> ToolOutcome:
     """`task.started` and the receipt, durable before the task's session gets the work."""
-    actor.emit(
-        "task.started",
-        {"callId": call.id, "kind": "tool", "name": call.name, "taskId": task.task_id, "turnId": task.turn_id},
-    )
+    actor.emit(TaskStarted(task))
     outcome = ToolOutcome(
         call=call, status="completed", output={"status": "working", "taskId": task.task_id}, model_content=text
     )
-    actor.emit("action.result", {**outcome.result_event(call.name), **coordinates})
+    actor.emit(ActionResult(at, outcome))
     await actor.flush()
     await give_work(actor, task, "", new_child=new_child, tool_call=call)
     return outcome
 
 
 async def run_task_call(
-    actor: SessionActor,
+    actor: TaskSession,
     call: ToolCall,
     delegation: dict[str, tuple[str, ToolDefinition]],
-    coordinates: dict[str, Any],
+    at: StepAt,
 ) -> ToolOutcome:
     """Run a delegation call, a tool task or `eve__task_cancel`, emitting its `action.result` (and task events)."""
     if call.name == TASK_CANCEL:
         outcome = await task_cancel_call(actor, call)
     elif call.name not in delegation:
-        outcome = await dispatch_tool_task(actor, call, coordinates)
+        outcome = await dispatch_tool_task(actor, call, at)
         if not outcome.is_error:
             return outcome
     else:
-        outcome = await dispatch(actor, call, delegation[call.name][0], coordinates)
+        outcome = await dispatch(actor, call, delegation[call.name][0], at)
         if not outcome.is_error:
             return outcome  # dispatch emitted the receipt between `task.started` and `agent.started`
-    actor.emit("action.result", {**outcome.result_event(call.name), **coordinates})
+    actor.emit(ActionResult(at, outcome))
     return outcome
 
 
 async def run_task_calls(
-    runner: TurnRunner,
+    runner: TaskTurn,
     calls: list[ToolCall],
     outcomes: dict[str, ToolOutcome],
-    coordinates: dict[str, Any],
+    at: StepAt,
     *,
     asking: bool,
 ) -> ToolCall | None:
     """Start tasks and stop them; returns the `eve__task_wait` call when the turn should wait now."""
-    actor = runner.actor
+    actor = runner.session
     wait: ToolCall | None = None
     for call in calls:
         if call.name != TASK_WAIT:
-            outcomes[call.id] = await run_task_call(actor, call, runner.delegation, coordinates)
+            outcomes[call.id] = await run_task_call(actor, call, runner.delegation, at)
     for call in calls:
         if call.name != TASK_WAIT:
             continue
@@ -150,21 +147,20 @@ async def run_task_calls(
             continue
         text = "A task result arrived." if runner.task_results else "No task is working."
         outcomes[call.id] = ToolOutcome(call=call, status="completed", output=text, model_content=text)
-        actor.emit("action.result", {**outcomes[call.id].result_event(call.name), **coordinates})
+        actor.emit(ActionResult(at, outcomes[call.id]))
     return wait
 
 
-async def run_tool_task(runner: TurnRunner, record: CallRecord) -> None:
+async def run_tool_task(runner: TaskTurn, record: CallRecord) -> None:
     """A tool task's session: run its one call (resuming it after a restart), and end with its result."""
-    actor = runner.actor
+    actor = runner.session
     turn = actor.turn
     call = ToolCall(id=record.id, name=record.name, arguments=record.arguments)
     done = next((m for m in actor.history if isinstance(m, ToolMessage) and m.tool_call_id == call.id), None)
     if done is None:
         journal = next((c.journal for c in turn.execute if c.id == call.id), None)
         if not turn.execute:  # the first attempt: its start record is durable before it runs
-            entry = {"callId": call.id, "input": call.arguments, "kind": "tool-call", "toolName": call.name}
-            actor.emit("actions.requested", {"actions": [entry], **runner.step_coordinates(0)})
+            actor.emit(ActionsRequested(runner.step_at(0), [tool_call_action(call)]))
             await actor.flush()
         turn.execute = []
         outcome = (await runner.run_tools([call], 0, journals={call.id: journal or []}))[call.id]

@@ -14,18 +14,20 @@ from __future__ import annotations
 import json
 import secrets
 import string
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from eve_runtime.checkpoint import SessionState, TaskState
-from eve_runtime.engine.tool_runner import ToolOutcome
+from eve_runtime.events.actions import ActionResult, subagent_call_action, tool_call_action
+from eve_runtime.events.catalog import StepAt
+from eve_runtime.events.tasks import AgentStarted, TaskSettled, TaskStarted
+from eve_runtime.events.usage import add_reported
 from eve_runtime.ids import new_session_id
 from eve_runtime.messages import ToolCall, UserMessage
 from eve_runtime.models.base import ToolDefinition
+from eve_runtime.outcomes import ToolOutcome
+from eve_runtime.project.runtime_agent import RuntimeAgent
+from eve_runtime.tasks.ports import TaskSession
 from eve_runtime.tasks.relay import apply_relay, withdraw_relayed
-
-if TYPE_CHECKING:
-    from eve_runtime.engine.actor import SessionActor
-    from eve_runtime.project.runtime_agent import RuntimeAgent
 
 __all__ = [
     "AGENT_TOOL",
@@ -181,7 +183,7 @@ def refusal(call: ToolCall, code: str, message: str) -> ToolOutcome:
     )
 
 
-async def dispatch(actor: SessionActor, call: ToolCall, node_id: str, coordinates: dict[str, Any]) -> ToolOutcome:
+async def dispatch(actor: TaskSession, call: ToolCall, node_id: str, at: StepAt) -> ToolOutcome:
     """Start a task for a delegation call (or send its child another message); emits the task events."""
     state = actor.state
     turn = actor.turn
@@ -189,8 +191,8 @@ async def dispatch(actor: SessionActor, call: ToolCall, node_id: str, coordinate
     if not isinstance(message, str) or not message.strip():
         return refusal(call, "INVALID_TOOL_INPUT", "message: a non-empty string is required")
     task_id = call.arguments.get("taskId")
-    timeout = actor.runtime.delegation_timeout(node_id)
-    deadline = actor.runtime.options.clock() + timeout if timeout is not None else None
+    timeout = actor.host.delegation_timeout(node_id)
+    deadline = actor.host.now() + timeout if timeout is not None else None
     if task_id is not None:
         task = state.tasks.get(str(task_id))
         if task is None:
@@ -199,12 +201,11 @@ async def dispatch(actor: SessionActor, call: ToolCall, node_id: str, coordinate
             return refusal(call, "AGENT_MISMATCH", f"Task {task_id!r} belongs to {task.name!r}, not {call.name!r}.")
         if task.status == "working":
             return refusal(call, "AGENT_BUSY", f"Task {task_id!r} is still working; wait for its result first.")
-        child = await actor.store.get_session(task.child_session_id)
-        if child is None or child.status != "active":
+        if not await actor.host.session_active(task.child_session_id):
             return refusal(call, "AGENT_SESSION_ENDED", f"The session of task {task_id!r} has ended.")
         task.status, task.call_id, task.turn_id, task.deadline = "working", call.id, turn.turn_id, deadline
         text = f"Sent to task {task.task_id}. Its reply will arrive in a <task_result> message."
-        _emit_started(actor, task, call, coordinates, text, new_child=False)
+        _emit_started(actor, task, call, at, text, new_child=False)
         await actor.flush()  # the parent knows of the work before the child gets it
         await give_work(actor, task, message, new_child=False)
         return receipt(call, text)
@@ -225,14 +226,14 @@ async def dispatch(actor: SessionActor, call: ToolCall, node_id: str, coordinate
         f"Started task {task_id}. Its result will arrive in a <task_result> message. To send it another message, "
         f"call {call.name} again with taskId {task_id}."
     )
-    _emit_started(actor, task, call, coordinates, text, new_child=True)
+    _emit_started(actor, task, call, at, text, new_child=True)
     await actor.flush()  # the parent knows of the child before it exists: a crash now loses nothing
     await give_work(actor, task, message, new_child=True)
     return receipt(call, text)
 
 
 async def give_work(
-    actor: SessionActor, task: TaskState, message: str, *, new_child: bool, tool_call: ToolCall | None = None
+    actor: TaskSession, task: TaskState, message: str, *, new_child: bool, tool_call: ToolCall | None = None
 ) -> None:
     """Create the child of a new task, or give an existing child the task's current message (both once).
 
@@ -240,19 +241,19 @@ async def give_work(
     and the child's creation cannot strand a task. A tool task's child runs `tool_call`.
     """
     if tool_call is not None and new_child:
-        task.child_session_id = await actor.runtime.create_child(actor.session_id, task, "", tool_call=tool_call)
+        task.child_session_id = await actor.host.create_child(actor.session_id, task, "", tool_call=tool_call)
     elif tool_call is not None:
         arguments = {k: v for k, v in tool_call.arguments.items() if k != "taskId"}
-        if not await actor.runtime.serve_input(task, arguments):
+        if not await actor.host.serve_input(task, arguments):
             error = {"code": "TASK_ENDED", "message": f"Task {task.task_id} has ended."}
             result = settle_task(actor, {"taskId": task.task_id, "status": "failed", "error": error})
             if result is not None:
                 actor.checkpoint_later(history=[result])
     elif new_child:
-        child = actor.runtime.agent_for_node(task.node_id, actor.root)
+        child = actor.host.agent_for_node(task.node_id, actor.root)
         wrapped = first_message(task.name, child.manifest.description, message)
-        task.child_session_id = await actor.runtime.create_child(actor.session_id, task, wrapped)
-    elif not await actor.runtime.send_to_child(task, message):
+        task.child_session_id = await actor.host.create_child(actor.session_id, task, wrapped)
+    elif not await actor.host.send_to_child(task, message):
         error = {"code": "AGENT_SESSION_ENDED", "message": f"The session of task {task.task_id} has ended."}
         result = settle_task(actor, {"taskId": task.task_id, "status": "failed", "error": error})
         if result is not None:
@@ -262,17 +263,9 @@ async def give_work(
 def action_entry(call: ToolCall, delegation: dict[str, tuple[str, ToolDefinition]]) -> dict[str, Any]:
     """A call's entry in `actions.requested`: a `subagent-call` for delegation tools, else a `tool-call`."""
     if call.name not in delegation:
-        return {"callId": call.id, "input": call.arguments, "kind": "tool-call", "toolName": call.name}
+        return tool_call_action(call)
     node_id, definition = delegation[call.name]
-    return {
-        "callId": call.id,
-        "description": definition.description,
-        "input": call.arguments,
-        "kind": "subagent-call",
-        "name": call.name,
-        "nodeId": node_id,
-        "subagentName": call.name,
-    }
+    return subagent_call_action(call, node_id, definition.description)
 
 
 def presentation_label(call: ToolCall) -> str:
@@ -285,30 +278,15 @@ def presentation_label(call: ToolCall) -> str:
 
 
 def _emit_started(
-    actor: SessionActor, task: TaskState, call: ToolCall, coordinates: dict[str, Any], text: str, *, new_child: bool
+    actor: TaskSession, task: TaskState, call: ToolCall, at: StepAt, text: str, *, new_child: bool
 ) -> None:
-    turn_id = actor.turn.turn_id
-    actor.emit(
-        "task.started",
-        {"callId": call.id, "kind": "agent", "name": task.name, "taskId": task.task_id, "turnId": turn_id},
-    )
-    result = {"callId": call.id, "kind": "tool-result", "output": text, "toolName": call.name}
-    actor.emit("action.result", {"result": result, "status": "completed", **coordinates})
+    actor.emit(TaskStarted(task))
+    actor.emit(ActionResult(at, receipt(call, text)))
     if new_child:
-        actor.emit(
-            "agent.started",
-            {
-                "callId": call.id,
-                "turnId": turn_id,
-                "name": task.name,
-                "sessionId": task.child_session_id,
-                "streamPath": f"/eve/v1/session/{task.child_session_id}/stream",
-                "taskId": task.task_id,
-            },
-        )
+        actor.emit(AgentStarted(task))
 
 
-def settle_task(actor: SessionActor, payload: dict[str, Any]) -> UserMessage | None:
+def settle_task(actor: TaskSession, payload: dict[str, Any]) -> UserMessage | None:
     """Apply a child's report: `task.settled`, and the `<task_result>` message for the model (None if stale)."""
     task = actor.state.tasks.get(str(payload.get("taskId")))
     if task is not None and payload.get("final"):
@@ -319,58 +297,32 @@ def settle_task(actor: SessionActor, payload: dict[str, Any]) -> UserMessage | N
         apply_relay(actor, task, payload)
         return None
     withdraw_relayed(actor, task)
-    usage = payload.get("usage") or {}
-    actor.state.usage.input_tokens += int(usage.get("inputTokens", 0))
-    actor.state.usage.output_tokens += int(usage.get("outputTokens", 0))
-    actor.state.usage.cache_read_tokens += int(usage.get("cacheReadTokens", 0))
-    actor.state.usage.cache_write_tokens += int(usage.get("cacheWriteTokens", 0))
-    if usage.get("costUsd") is not None:
-        actor.state.usage.cost_usd = (actor.state.usage.cost_usd or 0.0) + float(usage["costUsd"])
+    add_reported(actor.state.usage, payload.get("usage") or {})
     status = str(payload.get("status", "completed"))
     task.status = "idle"
-    data: dict[str, Any] = {
-        "callId": task.call_id,
-        "kind": task.kind,
-        "name": task.name,
-        "status": status,
-        "taskId": task.task_id,
-        "turnId": task.turn_id,
-    }
     if status == "completed":
-        data["output"] = payload.get("output")
         body = payload.get("output")
+        actor.emit(TaskSettled(task, status, output=body))
     else:
         error = payload.get("error") or {"message": f"The task {status}."}
-        data["error"] = error
         body = error.get("message", "")
-    actor.emit("task.settled", data)
+        actor.emit(TaskSettled(task, status, error=error))
     text = body if isinstance(body, str) else json.dumps(body, separators=(",", ":"))
     return task_result_message(task, status, text)
 
 
-async def cancel_tasks(actor: SessionActor, *, reason: str, task_ids: list[str] | None = None) -> None:
+async def cancel_tasks(actor: TaskSession, *, reason: str, task_ids: list[str] | None = None) -> None:
     """Stop working tasks (all of them, or those named): `task.settled` cancelled, and a cancel to each child."""
     for task in actor.state.tasks.values():
         if task.status != "working" or (task_ids is not None and task.task_id not in task_ids):
             continue
         withdraw_relayed(actor, task)
         task.status = "idle"
-        actor.emit(
-            "task.settled",
-            {
-                "callId": task.call_id,
-                "cancel": {"reason": reason},
-                "kind": task.kind,
-                "name": task.name,
-                "status": "cancelled",
-                "taskId": task.task_id,
-                "turnId": task.turn_id,
-            },
-        )
-        await actor.runtime.cancel(task.child_session_id)
+        actor.emit(TaskSettled(task, "cancelled", cancel_reason=reason))
+        await actor.host.cancel(task.child_session_id)
 
 
-async def task_cancel_call(actor: SessionActor, call: ToolCall) -> ToolOutcome:
+async def task_cancel_call(actor: TaskSession, call: ToolCall) -> ToolOutcome:
     """`eve__task_cancel`."""
     task_id = str(call.arguments.get("taskId", ""))
     task = actor.state.tasks.get(task_id)

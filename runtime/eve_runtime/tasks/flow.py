@@ -9,18 +9,17 @@ spent) to its parent through the parent's inbox, idempotently, again after a cra
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from eve_runtime.checkpoint import CallRecord, TaskState
+from eve_runtime.events.catalog import TurnAt
+from eve_runtime.events.turns import TurnWaiting
 from eve_runtime.ids import new_session_id
 from eve_runtime.messages import Message, ToolCall, ToolMessage, UserMessage
 from eve_runtime.store.base import DeliveryRecord
 from eve_runtime.tasks.delegation import AGENT_TOOL, give_work, settle_task, tasks_note, working_tasks
+from eve_runtime.tasks.ports import Handled, TaskSession
 from eve_runtime.tasks.relay import forward_answers
-
-if TYPE_CHECKING:
-    from eve_runtime.engine.actor import SessionActor
-    from eve_runtime.engine.parked import Handled
 
 __all__ = [
     "absorb_results",
@@ -33,7 +32,7 @@ __all__ = [
 ]
 
 
-def next_wake(actor: SessionActor) -> float | None:
+def next_wake(actor: TaskSession) -> float | None:
     """When the session must be looked at again: a wait's timeout or a task's deadline."""
     times = [t.deadline for t in working_tasks(actor.state) if t.deadline is not None]
     turn = actor.state.turn
@@ -42,7 +41,7 @@ def next_wake(actor: SessionActor) -> float | None:
     return min(times) if times else None
 
 
-def _resume(actor: SessionActor, reason: str, messages: list[Message], consumed: list[str]) -> None:
+def _resume(actor: TaskSession, reason: str, messages: list[Message], consumed: list[str]) -> None:
     """End the wait: answer the `eve__task_wait` call (if any), then the new messages, then run on."""
     turn = actor.turn
     history: list[Message] = []
@@ -55,9 +54,9 @@ def _resume(actor: SessionActor, reason: str, messages: list[Message], consumed:
     actor.checkpoint_later(history=history, consumed=consumed)
 
 
-async def expire_tasks(actor: SessionActor) -> list[Message]:
+async def expire_tasks(actor: TaskSession) -> list[Message]:
     """Settle the working tasks past their deadline as `TIMED_OUT` (stopping their children); their messages."""
-    now = actor.runtime.options.clock()
+    now = actor.host.now()
     messages: list[Message] = []
     for task in working_tasks(actor.state):
         if task.deadline is not None and task.deadline <= now:
@@ -65,16 +64,16 @@ async def expire_tasks(actor: SessionActor) -> list[Message]:
             message = settle_task(actor, {"taskId": task.task_id, "status": "failed", "error": error})
             if message is not None:
                 messages.append(message)
-                await actor.runtime.cancel(task.child_session_id)
+                await actor.host.cancel(task.child_session_id)
     return messages
 
 
-async def handle_while_waiting(actor: SessionActor, delivery: DeliveryRecord | None) -> Handled:
+async def handle_while_waiting(actor: TaskSession, delivery: DeliveryRecord | None) -> Handled:
     """Apply a delivery (or, with None, the clock) to a turn waiting on its tasks."""
     turn = actor.turn
     expired = await expire_tasks(actor)
     if delivery is None:
-        timed_out = turn.wait_deadline is not None and turn.wait_deadline <= actor.runtime.options.clock()
+        timed_out = turn.wait_deadline is not None and turn.wait_deadline <= actor.host.now()
         if expired or timed_out:
             _resume(actor, "A task result arrived." if expired else "The wait timed out.", expired, [])
             return "resumed"
@@ -106,7 +105,7 @@ async def handle_while_waiting(actor: SessionActor, delivery: DeliveryRecord | N
     return "deferred"
 
 
-async def absorb_results(actor: SessionActor, deliveries: list[DeliveryRecord]) -> None:
+async def absorb_results(actor: TaskSession, deliveries: list[DeliveryRecord]) -> None:
     """Task reports (and answers to relayed requests) that reached a running turn, at a step boundary."""
     for delivery in deliveries:
         if delivery.kind == "responses":
@@ -117,7 +116,7 @@ async def absorb_results(actor: SessionActor, deliveries: list[DeliveryRecord]) 
     deliveries.clear()
 
 
-def note_tasks(actor: SessionActor) -> None:
+def note_tasks(actor: TaskSession) -> None:
     """Give the model a fresh `[Tasks]` note when the tasks changed since the last one."""
     note = tasks_note(actor.state)
     if note is not None and note != actor.state.tasks_note:
@@ -125,7 +124,7 @@ def note_tasks(actor: SessionActor) -> None:
         actor.checkpoint_later(history=[UserMessage(content=note)])
 
 
-async def park_on_tasks(actor: SessionActor, history: list[Message], *, wait: ToolCall | None = None) -> None:
+async def park_on_tasks(actor: TaskSession, history: list[Message], *, wait: ToolCall | None = None) -> None:
     """Hold the turn until a task settles (`turn.waiting` with `on: "tasks"`); saved with the step's messages."""
     turn = actor.turn
     turn.waiting_on_tasks = True
@@ -133,16 +132,13 @@ async def park_on_tasks(actor: SessionActor, history: list[Message], *, wait: To
         turn.wait_call = CallRecord(id=wait.id, name=wait.name, arguments=wait.arguments)
         seconds = wait.arguments.get("timeoutSeconds")
         if isinstance(seconds, int) and seconds >= 1:
-            turn.wait_deadline = actor.runtime.options.clock() + seconds
-    on = "input" if any(t.relayed for t in actor.state.tasks.values()) else "tasks"  # a child asks a person
-    actor.emit(
-        "turn.waiting",
-        {"on": on, "sequence": turn.sequence, "turnId": turn.turn_id, "usage": actor.state.usage.wire()},
-    )
+            turn.wait_deadline = actor.host.now() + seconds
+    asking = any(t.relayed for t in actor.state.tasks.values())  # a child asks a person
+    actor.emit(TurnWaiting(TurnAt.of(turn), "input" if asking else "tasks", actor.state.usage))
     await actor.commit(history=history)
 
 
-async def recover_tasks(actor: SessionActor, events: list[dict[str, Any]]) -> None:
+async def recover_tasks(actor: TaskSession, events: list[dict[str, Any]]) -> None:
     """Tasks started, given work or settled by events after the checkpoint.
 
     The work those events started is handed to the children again (creating a child that does
@@ -181,7 +177,7 @@ async def recover_tasks(actor: SessionActor, events: list[dict[str, Any]]) -> No
         elif kind == "agent.started" and data.get("taskId") not in state.tasks:
             started[data["taskId"]] = True
             node_id = nodes.get(data["callId"], AGENT_TOOL)
-            timeout = actor.runtime.delegation_timeout(node_id)
+            timeout = actor.host.delegation_timeout(node_id)
             state.tasks[data["taskId"]] = TaskState(
                 task_id=data["taskId"],
                 name=data["name"],
@@ -189,7 +185,7 @@ async def recover_tasks(actor: SessionActor, events: list[dict[str, Any]]) -> No
                 child_session_id=data["sessionId"],
                 call_id=data["callId"],
                 turn_id=data["turnId"],
-                deadline=actor.runtime.options.clock() + timeout if timeout is not None else None,
+                deadline=actor.host.now() + timeout if timeout is not None else None,
             )
         elif kind == "task.started" and data.get("taskId") in state.tasks:
             task = state.tasks[data["taskId"]]

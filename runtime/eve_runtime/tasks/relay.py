@@ -18,15 +18,17 @@ only relayed request open (like eve, a plain message never answers a relayed app
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from eve_runtime.checkpoint import TaskState, UsageTotals
-from eve_runtime.engine.approval import match_option
+from eve_runtime.checkpoint import TaskState
+from eve_runtime.events.actions import InputRequested, InputResolved
+from eve_runtime.events.catalog import TaskAt, TurnAt
+from eve_runtime.events.requests import match_option
+from eve_runtime.events.turns import TurnWaiting
+from eve_runtime.events.usage import report_wire
 from eve_runtime.messages import AssistantMessage, Message
 from eve_runtime.store.base import DeliveryRecord, SessionNotActive
-
-if TYPE_CHECKING:
-    from eve_runtime.engine.actor import SessionActor
+from eve_runtime.tasks.ports import TaskSession
 
 __all__ = [
     "apply_relay",
@@ -43,7 +45,7 @@ __all__ = [
 # -- the child's side -------------------------------------------------------------------------
 
 
-def _post(actor: SessionActor, key: str, payload: dict[str, Any]) -> None:
+def _post(actor: TaskSession, key: str, payload: dict[str, Any]) -> None:
     parent = actor.state.parent
     turn = actor.state.turn
     if parent is None or turn is None or turn.task_call is None:
@@ -51,26 +53,21 @@ def _post(actor: SessionActor, key: str, payload: dict[str, Any]) -> None:
     actor.state.outbox.append({"key": key, "payload": {"taskId": parent.task_id, "callId": turn.task_call, **payload}})
 
 
-def relay_to_parent(actor: SessionActor, kind: str, data: dict[str, Any]) -> None:
+def relay_to_parent(actor: TaskSession, kind: str, data: dict[str, Any]) -> None:
     """Queue an `input.requested` or `input.resolved` of this child for its parent's stream."""
     ids = ",".join(sorted(r["requestId"] for r in data.get("requests", data.get("resolutions", []))))
     _post(actor, f"relay:{kind}:{ids}", {"relay": kind, "data": data})
 
 
-def report_turn_end(actor: SessionActor, status: str, history: list[Message], extra: dict[str, Any]) -> None:
+def report_turn_end(actor: TaskSession, status: str, history: list[Message], extra: dict[str, Any]) -> None:
     """Queue the outcome of this child's turn (and the usage spent since the last report)."""
     turn = actor.turn
     usage = actor.state.usage
-    reported = actor.state.usage_reported
-    delta: dict[str, float] = {
-        "inputTokens": usage.input_tokens - reported.input_tokens,
-        "outputTokens": usage.output_tokens - reported.output_tokens,
-        "cacheReadTokens": usage.cache_read_tokens - reported.cache_read_tokens,
-        "cacheWriteTokens": usage.cache_write_tokens - reported.cache_write_tokens,
+    report: dict[str, Any] = {
+        "turnId": turn.turn_id,
+        "status": status,
+        "usage": report_wire(usage, actor.state.usage_reported),
     }
-    if usage.cost_usd is not None:
-        delta["costUsd"] = usage.cost_usd - (reported.cost_usd or 0.0)
-    report: dict[str, Any] = {"turnId": turn.turn_id, "status": status, "usage": delta}
     if turn.tool_call is not None:
         report["final"] = True  # a tool task's session ends with its tool
     if status == "completed":
@@ -84,10 +81,10 @@ def report_turn_end(actor: SessionActor, status: str, history: list[Message], ex
     before = len(actor.state.outbox)
     _post(actor, f"task:{turn.task_call}:{turn.turn_id}", report)
     if len(actor.state.outbox) > before:
-        actor.state.usage_reported = UsageTotals.model_validate(usage.model_dump())
+        actor.state.usage_reported = usage.model_copy()
 
 
-async def relay_now(actor: SessionActor, kind: str, data: dict[str, Any]) -> None:
+async def relay_now(actor: TaskSession, kind: str, data: dict[str, Any]) -> None:
     """Relay a running tool's question (or its resolution) to the parent at once.
 
     A tool waits inside a step, where no checkpoint is written, so this does not go through the
@@ -101,12 +98,12 @@ async def relay_now(actor: SessionActor, kind: str, data: dict[str, Any]) -> Non
     ids = ",".join(sorted(r["requestId"] for r in data.get("requests", data.get("resolutions", []))))
     payload = {"taskId": parent.task_id, "callId": turn.task_call, "relay": kind, "data": data}
     try:
-        await actor.runtime.deliver(parent.session_id, "task", payload, idempotency_key=f"relay:{kind}:{ids}")
+        await actor.host.deliver(parent.session_id, "task", payload, idempotency_key=f"relay:{kind}:{ids}")
     except SessionNotActive:
         pass
 
 
-async def report_reply(actor: SessionActor, call_id: str, output: Any, *, ended: bool = False) -> None:
+async def report_reply(actor: TaskSession, call_id: str, output: Any, *, ended: bool = False) -> None:
     """A served tool settled one call (`ctx.reply`): tell the parent at once (again after a restart: deduplicated).
 
     With `ended`, the call came after the tool had returned: it fails with `TASK_ENDED`.
@@ -118,12 +115,12 @@ async def report_reply(actor: SessionActor, call_id: str, output: Any, *, ended:
     if ended:
         payload = {**payload, "status": "failed", "final": True, "error": {"code": "TASK_ENDED", "message": output}}
     try:
-        await actor.runtime.deliver(parent.session_id, "task", payload, idempotency_key=f"task:{call_id}:reply")
+        await actor.host.deliver(parent.session_id, "task", payload, idempotency_key=f"task:{call_id}:reply")
     except SessionNotActive:
         pass
 
 
-async def notify_parent(actor: SessionActor) -> None:
+async def notify_parent(actor: TaskSession) -> None:
     """Deliver the outbox to the parent, in order (its inbox drops a repeat after a crash)."""
     parent = actor.state.parent
     if parent is None or not actor.state.outbox:
@@ -131,7 +128,7 @@ async def notify_parent(actor: SessionActor) -> None:
     while actor.state.outbox:
         item = actor.state.outbox[0]
         try:
-            await actor.runtime.deliver(parent.session_id, "task", item["payload"], idempotency_key=item["key"])
+            await actor.host.deliver(parent.session_id, "task", item["payload"], idempotency_key=item["key"])
         except SessionNotActive:
             pass  # the parent is gone: nobody waits for this
         actor.state.outbox.pop(0)
@@ -141,36 +138,33 @@ async def notify_parent(actor: SessionActor) -> None:
 # -- the parent's side ------------------------------------------------------------------------
 
 
-def apply_relay(actor: SessionActor, task: TaskState, payload: dict[str, Any]) -> None:
+def apply_relay(actor: TaskSession, task: TaskState, payload: dict[str, Any]) -> None:
     """Show a child's relayed `input.requested` / `input.resolved` on this stream."""
     turn = actor.state.turn
     if turn is None:
         return
     data = dict(payload.get("data") or {})
-    coordinates = {"callId": task.call_id, "sequence": turn.sequence, "taskId": task.task_id, "turnId": turn.turn_id}
+    at = TaskAt(task.call_id, turn.sequence, task.task_id, turn.turn_id)
     if payload.get("relay") == "requested":
         requests = [r for r in data.get("requests", []) if isinstance(r, dict) and "requestId" in r]
         task.relayed.update({r["requestId"]: r for r in requests})
-        actor.emit("input.requested", {"requests": requests, **coordinates})
+        actor.emit(InputRequested(at, requests))
     else:
         resolutions = [r for r in data.get("resolutions", []) if r.get("requestId") in task.relayed]
         if not resolutions:
             return
         for resolution in resolutions:
             task.relayed.pop(resolution["requestId"], None)
-        actor.emit("input.resolved", {"resolutions": resolutions, **coordinates})
+        actor.emit(InputResolved(at, resolutions))
     if any(t.relayed for t in actor.state.tasks.values()):
-        actor.emit(
-            "turn.waiting",
-            {"on": "input", "sequence": turn.sequence, "turnId": turn.turn_id, "usage": actor.state.usage.wire()},
-        )
+        actor.emit(TurnWaiting(TurnAt.of(turn), "input", actor.state.usage))
 
 
-def _relayed(actor: SessionActor) -> dict[str, TaskState]:
+def _relayed(actor: TaskSession) -> dict[str, TaskState]:
     return {request_id: task for task in actor.state.tasks.values() for request_id in task.relayed}
 
 
-def relayed_answers(actor: SessionActor, delivery: DeliveryRecord) -> list[tuple[TaskState, dict[str, Any]]]:
+def relayed_answers(actor: TaskSession, delivery: DeliveryRecord) -> list[tuple[TaskState, dict[str, Any]]]:
     """The answers in a delivery to requests relayed from children (see the module docstring)."""
     owners = _relayed(actor)
     if not owners:
@@ -192,7 +186,7 @@ def relayed_answers(actor: SessionActor, delivery: DeliveryRecord) -> list[tuple
     return []
 
 
-async def forward_answers(actor: SessionActor, delivery: DeliveryRecord) -> bool:
+async def forward_answers(actor: TaskSession, delivery: DeliveryRecord) -> bool:
     """Send a delivery's answers to relayed requests down to their children; whether it held any."""
     answers = relayed_answers(actor, delivery)
     by_child: dict[str, list[dict[str, Any]]] = {}
@@ -200,7 +194,7 @@ async def forward_answers(actor: SessionActor, delivery: DeliveryRecord) -> bool
         by_child.setdefault(task.child_session_id, []).append(item)
     for child, items in by_child.items():
         try:
-            await actor.runtime.deliver(
+            await actor.host.deliver(
                 child, "responses", {"inputResponses": items}, idempotency_key=f"answer:{delivery.id}"
             )
         except SessionNotActive:
@@ -210,7 +204,7 @@ async def forward_answers(actor: SessionActor, delivery: DeliveryRecord) -> bool
     return bool(answers)
 
 
-def withdraw_relayed(actor: SessionActor, task: TaskState) -> None:
+def withdraw_relayed(actor: TaskSession, task: TaskState) -> None:
     """A task stops: its relayed requests are resolved `cancelled` here (the child withdraws its own)."""
     turn = actor.state.turn
     if not task.relayed or turn is None:
@@ -221,13 +215,5 @@ def withdraw_relayed(actor: SessionActor, task: TaskState) -> None:
         for request_id, request in task.relayed.items()
     ]
     task.relayed.clear()
-    actor.emit(
-        "input.resolved",
-        {
-            "callId": task.call_id,
-            "resolutions": resolutions,
-            "sequence": turn.sequence,
-            "taskId": task.task_id,
-            "turnId": turn.turn_id,
-        },
-    )
+    at = TaskAt(task.call_id, turn.sequence, task.task_id, turn.turn_id)
+    actor.emit(InputResolved(at, resolutions, withdrawn=True))
