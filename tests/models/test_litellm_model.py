@@ -35,7 +35,8 @@ from eve_runtime.models import (
     ToolInputDelta,
     Usage,
 )
-from eve_runtime.models.litellm_model import classify_error, map_finish_reason, to_openai_messages, to_openai_tools
+from eve_runtime.models.litellm_model import classify_error
+from eve_runtime.models.openai_format import map_finish_reason, to_openai_messages, to_openai_tools
 
 pytestmark = pytest.mark.anyio
 

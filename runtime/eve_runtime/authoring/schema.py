@@ -4,8 +4,9 @@
 (without its `Args:`/`Returns:`/... sections) is the description, the parameters are the fields
 of a JSON object. Field descriptions come from `Annotated[X, "text"]`,
 `Annotated[X, Field(description=...)]` or the docstring's `Args:` section, in that order of
-precedence. Everything goes through pydantic's public API (`create_model`, `TypeAdapter` and a
-`GenerateJsonSchema` subclass); the model's JSON arguments are validated in pydantic's lax mode.
+precedence. Everything goes through pydantic's public API (`create_model`, `TypeAdapter` and the
+`GenerateJsonSchema` subclass of `tool_json_schema.py`); the model's JSON arguments are validated
+in pydantic's lax mode.
 """
 
 from __future__ import annotations
@@ -21,12 +22,10 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, TypeAdapter, ValidationError, create_model
-from pydantic.errors import PydanticUserError
 from pydantic.fields import FieldInfo
-from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue, JsonSchemaWarningKind
-from pydantic_core import core_schema
 
 from eve_runtime.authoring.context import ToolContext
+from eve_runtime.authoring.tool_json_schema import SCHEMA_ERRORS, input_schema_error, schema_of, type_schema_error
 from eve_runtime.authoring.validation import field_path
 from eve_runtime.errors import DefinitionError
 
@@ -36,8 +35,6 @@ FunctionKind = Literal["sync", "async", "generator", "async-generator"]
 """How the engine runs a tool function: in a thread, as a task, or streaming its yields."""
 
 _Bind = Callable[[dict[str, Any]], dict[str, Any]]
-# What pydantic raises for types it cannot validate or describe (NameError: unresolved forward refs).
-_SCHEMA_ERRORS = (PydanticUserError, NameError, TypeError, ValueError)
 _ARGS_SECTIONS = frozenset({"args", "arguments", "parameters", "params", "keyword args", "keyword arguments"})
 _DROPPED_SECTIONS = _ARGS_SECTIONS | {"returns", "return", "yields", "yield", "raises", "example", "examples"}
 _SECTION = re.compile(r"^(?P<name>[A-Za-z][A-Za-z ]*):")
@@ -180,56 +177,6 @@ def function_schema(function: Callable[..., Any]) -> FunctionSchema:
     return FunctionSchema(input_schema, description, context, output_schema, kind, bind)
 
 
-class _ToolJsonSchema(GenerateJsonSchema):
-    """pydantic's generator minus the titles it derives from field and class names (noise for a model)."""
-
-    ignored_warning_kinds: set[JsonSchemaWarningKind] = {"skipped-choice", "non-serializable-default"}
-    _enum_names: set[str]
-
-    def field_title_should_be_set(self, schema: Any) -> bool:
-        return False  # only the derived title; pydantic still emits a `Field(title=...)` the user set
-
-    def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
-        return _untitled(super().model_schema(schema), schema["cls"])
-
-    def dataclass_schema(self, schema: core_schema.DataclassSchema) -> JsonSchemaValue:
-        return _untitled(super().dataclass_schema(schema), schema["cls"])
-
-    def typed_dict_schema(self, schema: core_schema.TypedDictSchema) -> JsonSchemaValue:
-        return _untitled(super().typed_dict_schema(schema), schema.get("cls"))
-
-    def enum_schema(self, schema: core_schema.EnumSchema) -> JsonSchemaValue:
-        self._enum_names.add(schema["cls"].__name__)  # pydantic titles enums after this method, see generate()
-        return super().enum_schema(schema)
-
-    def generate(self, schema: core_schema.CoreSchema, mode: JsonSchemaMode = "validation") -> JsonSchemaValue:
-        self._enum_names = set()
-        json_schema = super().generate(schema, mode)
-        for node in [json_schema, *json_schema.get("$defs", {}).values()]:
-            if "enum" in node and node.get("title") in self._enum_names:
-                del node["title"]
-        return json_schema
-
-
-def _untitled(json_schema: JsonSchemaValue, cls: Any) -> JsonSchemaValue:
-    # A title equal to the class name is pydantic's default (a custom one equal to it is lost, harmlessly).
-    if cls is not None and json_schema.get("title") == getattr(cls, "__name__", None):
-        del json_schema["title"]
-    return json_schema
-
-
-def _json_schema(adapter: TypeAdapter[Any] | type[BaseModel], mode: JsonSchemaMode = "validation") -> dict[str, Any]:
-    if isinstance(adapter, TypeAdapter):
-        schema = adapter.json_schema(mode=mode, schema_generator=_ToolJsonSchema)
-    else:
-        schema = adapter.model_json_schema(mode=mode, schema_generator=_ToolJsonSchema)
-    # A recursive model comes back as {"$ref": ..., "$defs": ...}; inline it so the root is the object itself.
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/") and set(schema) <= {"$ref", "$defs"}:
-        return {**schema["$defs"][ref.removeprefix("#/$defs/")], "$defs": schema["$defs"]}
-    return schema
-
-
 def _fields_input(
     name: str, params: list[tuple[inspect.Parameter, Any]], arg_docs: dict[str, str]
 ) -> tuple[dict[str, Any], _Bind]:
@@ -249,9 +196,9 @@ def _fields_input(
         fields[f"p{index}"] = (cast(Any, Annotated)[(base, ours, *user)], default)
     try:
         model: type[BaseModel] = create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
-        schema = _json_schema(model)
-    except _SCHEMA_ERRORS as exc:
-        raise _unsupported(name, params, exc) from None
+        schema = schema_of(model)
+    except SCHEMA_ERRORS as exc:
+        raise input_schema_error(name, params, exc) from None
     names = {f"p{index}": param.name for index, (param, _) in enumerate(params)}
     keys = [model.model_fields[key].alias or key for key in names]  # a user's Field(alias=...) renames the key
     for key in keys:
@@ -275,9 +222,9 @@ def _fields_input(
 
 def _model_input(name: str, param: str, model: type[BaseModel]) -> tuple[dict[str, Any], _Bind]:
     try:
-        schema = _json_schema(model)
-    except _SCHEMA_ERRORS as exc:
-        raise _type_error(name, param, model, exc) from None
+        schema = schema_of(model)
+    except SCHEMA_ERRORS as exc:
+        raise type_schema_error(name, param, model, exc) from None
     # Unknown keys are an error unless the model's config says otherwise (`extra="allow"` or an explicit "ignore").
     extra = model.model_config.get("extra")
     allowed = frozenset(schema.get("properties", {})) if extra is None else None
@@ -297,30 +244,6 @@ def _model_input(name: str, param: str, model: type[BaseModel]) -> tuple[dict[st
     return schema, bind
 
 
-def _unsupported(name: str, params: list[tuple[inspect.Parameter, Any]], exc: Exception) -> DefinitionError:
-    for param, hint in params:  # find the parameter to blame
-        try:
-            _json_schema(TypeAdapter(hint))
-        except _SCHEMA_ERRORS as param_exc:
-            return _type_error(name, param.name, hint, param_exc)
-    return DefinitionError(f"Tool function {name!r}: eve cannot build its input schema ({_first_sentence(exc)}).")
-
-
-def _type_error(name: str, param: str, hint: Any, exc: Exception) -> DefinitionError:
-    shown = hint.__qualname__ if isinstance(hint, type) else repr(hint)
-    return DefinitionError(
-        f"Tool function {name!r}, parameter {param!r}: eve cannot describe {shown} as JSON Schema "
-        f"({_first_sentence(exc)}). Use JSON-friendly types: str, int, float, bool, None, list, dict, tuple, "
-        "Literal, an Enum, a pydantic model, a dataclass or a TypedDict.",
-        field=param,
-    )
-
-
-def _first_sentence(exc: Exception) -> str:
-    # pydantic's messages go on to suggest config switches and link to its docs; neither helps here.
-    return re.split(r"\.\s|\n", str(exc).strip(), maxsplit=1)[0].rstrip(".")
-
-
 def _output_schema(hint: Any, kind: FunctionKind) -> dict[str, Any] | None:
     if kind in ("generator", "async-generator"):
         origin, args = get_origin(hint), get_args(hint)
@@ -333,8 +256,8 @@ def _output_schema(hint: Any, kind: FunctionKind) -> dict[str, Any] | None:
     if hint in (Any, None, type(None)):
         return None
     try:
-        schema = _json_schema(TypeAdapter(hint), mode="serialization")
-    except _SCHEMA_ERRORS:
+        schema = schema_of(TypeAdapter(hint), mode="serialization")
+    except SCHEMA_ERRORS:
         return None  # the output schema is advisory: a result type pydantic cannot describe just has none
     return schema or None
 

@@ -3,40 +3,29 @@
 litellm is imported lazily, on the first real call only: it takes seconds to import and, unless
 `LITELLM_LOCAL_MODEL_COST_MAP` is set first, fetches its price list from the network. Commands
 and models that never call a provider (`eve --help`, `eve info`, the `test` model) stay fast.
+The OpenAI format itself (messages and tools out, streamed chunks in) is `openai_format.py`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
-from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, assert_never
+from collections.abc import AsyncIterator
+from typing import Any
 
-from eve_runtime.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
-from eve_runtime.models.base import (
-    Finish,
-    FinishReason,
-    ModelError,
-    ModelEvent,
-    ModelRequest,
-    ReasoningDelta,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolDefinition,
-    ToolInputDelta,
-    Usage,
+from eve_runtime.models.base import Finish, ModelError, ModelEvent, ModelRequest, Usage
+from eve_runtime.models.openai_format import (
+    ToolCallAssembler,
+    chunk_events,
+    get_field,
+    map_finish_reason,
+    to_openai_messages,
+    to_openai_tools,
+    usage_of,
 )
 
-__all__ = ["LiteLLMModel", "classify_error", "map_finish_reason", "to_openai_messages", "to_openai_tools"]
-
-_FINISH_REASONS: dict[str, FinishReason] = {"stop": "stop", "length": "length", "content_filter": "content-filter"}
-_FINISH_REASONS |= {"tool_calls": "tool-calls", "function_call": "tool-calls"}
-# Spellings that are just the OpenAI name of eve's reason, so not worth keeping as provider_reason.
-_PLAIN_REASONS = {"stop", "tool_calls", "length", "content_filter"}
+__all__ = ["LiteLLMModel", "classify_error"]
 
 # Exception class names (anywhere in the MRO) of litellm, openai, httpx and the standard library.
 _RETRYABLE = {"RateLimitError", "Timeout", "APITimeoutError", "APIConnectionError", "ServiceUnavailableError"}
@@ -72,60 +61,6 @@ async def _litellm() -> Any:
         # The first import takes seconds: do it off the event loop so other sessions keep running.
         _litellm_module = await asyncio.to_thread(_setup_litellm)
     return _litellm_module
-
-
-def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Translate eve messages to OpenAI chat-completions message dicts (litellm's input format)."""
-    result: list[dict[str, Any]] = []
-    for message in messages:
-        if isinstance(message, (SystemMessage, UserMessage)):
-            result.append({"role": message.role, "content": message.content})
-        elif isinstance(message, AssistantMessage):
-            entry: dict[str, Any] = {"role": "assistant", "content": message.content}
-            if message.tool_calls:
-                entry["content"] = message.content or None
-                entry["tool_calls"] = [
-                    {
-                        "id": call.id,
-                        "type": "function",
-                        # Invalid argument text is sent back as an empty object: several providers
-                        # (through litellm) parse the arguments and would reject the whole request.
-                        "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
-                    }
-                    for call in message.tool_calls
-                ]
-            result.append(entry)
-        elif isinstance(message, ToolMessage):
-            result.append(
-                {"role": "tool", "tool_call_id": message.tool_call_id, "name": message.name, "content": message.content}
-            )
-        else:
-            assert_never(message)
-    return result
-
-
-def to_openai_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
-    """Translate tool definitions to OpenAI `{"type": "function", ...}` tools."""
-    functions = [{"name": t.name, "description": t.description, "parameters": dict(t.input_schema)} for t in tools]
-    return [{"type": "function", "function": function} for function in functions]
-
-
-def map_finish_reason(raw: str | None, *, has_tool_calls: bool) -> tuple[FinishReason, str | None]:
-    """Map a provider's finish reason to eve's, with the raw one when it says more.
-
-    Args:
-        raw: The OpenAI-style finish reason litellm reported (None when it reported none).
-        has_tool_calls: Whether the answer contains tool calls (some providers say `stop` then).
-
-    Returns:
-        eve's finish reason and the provider's own (None when it is just the OpenAI spelling).
-    """
-    if raw is None:
-        return ("tool-calls" if has_tool_calls else "stop"), None
-    reason = _FINISH_REASONS.get(raw, "other")
-    if reason == "stop" and has_tool_calls:
-        return "tool-calls", raw
-    return reason, (None if raw in _PLAIN_REASONS else raw)
 
 
 def _unwrap(exc: BaseException) -> BaseException:
@@ -169,108 +104,10 @@ def classify_error(exc: BaseException, model_id: str) -> ModelError:
     )
 
 
-@dataclass
-class _PendingCall:
-    index: int
-    id: str | None = None
-    name: str | None = None
-    parts: list[str] = field(default_factory=list)
-    started: bool = False
-
-
-class _ToolCallAssembler:
-    """Rebuild tool calls from OpenAI-style deltas, keyed by their index."""
-
-    def __init__(self) -> None:
-        self.calls: list[_PendingCall] = []
-        self._by_index: dict[int, _PendingCall] = {}
-
-    def feed(self, delta: Any) -> Iterator[ModelEvent]:
-        index = _get(delta, "index")
-        index = index if isinstance(index, int) else 0
-        call_id = _get(delta, "id")
-        function = _get(delta, "function")
-        name, arguments = _get(function, "name"), _get(function, "arguments")
-        pending = self._by_index.get(index)
-        # Some providers send every call whole under index 0: a new id there means a new call.
-        if pending is None or (call_id and pending.id and call_id != pending.id and pending.started):
-            pending = _PendingCall(index=index)
-            self._by_index[index] = pending
-            self.calls.append(pending)
-        pending.id = pending.id or call_id or None
-        pending.name = pending.name or name or None
-        if arguments:
-            pending.parts.append(arguments)
-        if pending.started:
-            if arguments:
-                yield ToolInputDelta(call_id=self._id(pending), delta=arguments)
-        elif pending.id and pending.name:
-            yield from self._start(pending)
-
-    def finish(self) -> Iterator[ModelEvent]:
-        calls = sorted(self.calls, key=lambda c: c.index)  # stable: keeps arrival order within an index
-        for pending in calls:
-            if not pending.started:
-                yield from self._start(pending)
-        for pending in calls:
-            yield ToolCallFinished(call=_parse_call(self._id(pending), pending.name or "", "".join(pending.parts)))
-
-    def _start(self, pending: _PendingCall) -> Iterator[ModelEvent]:
-        pending.started = True
-        call_id = self._id(pending)
-        yield ToolCallStarted(call_id=call_id, name=pending.name or "")
-        text = "".join(pending.parts)
-        if text:
-            yield ToolInputDelta(call_id=call_id, delta=text)
-
-    def _id(self, pending: _PendingCall) -> str:
-        if pending.id is None:
-            pending.id = f"call_{self.calls.index(pending)}"
-        return pending.id
-
-
-def _parse_call(call_id: str, name: str, text: str) -> ToolCall:
-    if not text.strip():
-        return ToolCall(id=call_id, name=name)
-    try:
-        arguments = json.loads(text)
-    except ValueError:
-        arguments = None
-    if isinstance(arguments, dict):
-        return ToolCall(id=call_id, name=name, arguments=arguments)
-    return ToolCall(id=call_id, name=name, invalid_arguments=text)
-
-
-def _get(obj: Any, key: str) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(key)
-    return getattr(obj, key, None)
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _usage(raw: Any) -> Usage:
-    details = _get(raw, "prompt_tokens_details")
-    cache_read = _int(_get(details, "cached_tokens")) or _int(_get(raw, "cache_read_input_tokens"))
-    cache_write = (
-        _int(_get(details, "cache_write_tokens"))
-        or _int(_get(details, "cache_creation_tokens"))
-        or _int(_get(raw, "cache_creation_input_tokens"))
-    )
-    return Usage(
-        input_tokens=_int(_get(raw, "prompt_tokens")),
-        output_tokens=_int(_get(raw, "completion_tokens")),
-        cache_read_tokens=cache_read,
-        cache_write_tokens=cache_write,
-    )
-
-
 def _cost(litellm: Any, model_id: str, raw_usage: Any) -> float | None:
     if raw_usage is None:
         return None
-    reported = _get(raw_usage, "cost")
+    reported = get_field(raw_usage, "cost")
     if isinstance(reported, (int, float)) and not isinstance(reported, bool):
         return float(reported)
     try:
@@ -351,7 +188,7 @@ class LiteLLMModel:
         check_allow_model_requests(self._model_id)
         litellm = await _litellm()
         kwargs = self.completion_kwargs(request)
-        tool_calls = _ToolCallAssembler()
+        tool_calls = ToolCallAssembler()
         raw_reason: str | None = None
         raw_usage: Any = None
         response: Any = None
@@ -370,12 +207,12 @@ class LiteLLMModel:
                 except Exception as exc:
                     yield self._refusal_or_raise(exc)
                     return
-                if _get(chunk, "usage") is not None:
-                    raw_usage = _get(chunk, "usage")
-                for event in self._chunk_events(chunk, tool_calls):
+                if get_field(chunk, "usage") is not None:
+                    raw_usage = get_field(chunk, "usage")
+                for event in chunk_events(chunk, tool_calls):
                     yield event
-                for choice in _get(chunk, "choices") or ():
-                    raw_reason = _get(choice, "finish_reason") or raw_reason
+                for choice in get_field(chunk, "choices") or ():
+                    raw_reason = get_field(choice, "finish_reason") or raw_reason
         finally:
             if response is not None and hasattr(response, "aclose"):
                 await response.aclose()
@@ -384,7 +221,7 @@ class LiteLLMModel:
         reason, provider_reason = map_finish_reason(raw_reason, has_tool_calls=bool(tool_calls.calls))
         yield Finish(
             reason=reason,
-            usage=_usage(raw_usage) if raw_usage is not None else Usage(),
+            usage=usage_of(raw_usage) if raw_usage is not None else Usage(),
             cost_usd=_cost(litellm, self._model_id, raw_usage),
             provider_reason=provider_reason,
         )
@@ -394,18 +231,3 @@ class LiteLLMModel:
             raise classify_error(exc, self._model_id) from exc
         # eve reports a refusal as a finished call with finish reason content-filter, not as a crash.
         return Finish(reason="content-filter", provider_reason="content_policy_violation")
-
-    @staticmethod
-    def _chunk_events(chunk: Any, tool_calls: _ToolCallAssembler) -> Iterator[ModelEvent]:
-        for choice in (_get(chunk, "choices") or ())[:1]:
-            delta = _get(choice, "delta")
-            if delta is None:
-                continue
-            reasoning = _get(delta, "reasoning_content")
-            if isinstance(reasoning, str) and reasoning:
-                yield ReasoningDelta(text=reasoning)
-            content = _get(delta, "content")
-            if isinstance(content, str) and content:
-                yield TextDelta(text=content)
-            for call_delta in _get(delta, "tool_calls") or ():
-                yield from tool_calls.feed(call_delta)

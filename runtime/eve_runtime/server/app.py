@@ -32,10 +32,6 @@ from eve_runtime.project.manifest import Manifest
 from eve_runtime.server.auth import Authenticator, LoopbackAuth
 from eve_runtime.server.bodies import (
     MAX_BODY_BYTES,
-    ApiError,
-    dump_json,
-    error_response,
-    json_response,
     parse_object,
     read_body,
     validate_cancel,
@@ -47,6 +43,7 @@ from eve_runtime.server.bodies import (
 from eve_runtime.server.channels import ChannelRouter, eve_channel_refusal
 from eve_runtime.server.dev import BuildStatus, list_sessions
 from eve_runtime.server.openapi import openapi_document
+from eve_runtime.server.responses import ApiError, dump_json, error_response, json_response
 from eve_runtime.server.stream import SESSION_NOT_FOUND, StreamOptions, StreamRegistry, open_stream, parse_stream_query
 from eve_runtime.sessions.availability import SessionDormant, SessionStranded
 from eve_runtime.sessions.runtime import Runtime

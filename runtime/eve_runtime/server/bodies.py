@@ -1,4 +1,4 @@
-"""Reading, parsing and validating request bodies of the `/eve/v1` routes, and JSON responses.
+"""Reading, parsing and validating request bodies of the `/eve/v1` routes.
 
 Bodies are read as a stream and never buffered past the size cap (413 as soon as it is
 crossed, for chunked bodies too). Parsing is strict: the body must be UTF-8 JSON holding one
@@ -6,7 +6,7 @@ object, without `NaN`/`Infinity`, non-finite numbers, duplicate keys, lone surro
 cannot carry them, and every stored event must stay valid UTF-8 NDJSON) or nesting deeper than
 [`MAX_JSON_DEPTH`][eve_runtime.server.bodies.MAX_JSON_DEPTH]. Validation messages are eve's
 where eve has one (`eve-golden/k_bad_inputs.json`); every failure is an
-[`ApiError`][eve_runtime.server.bodies.ApiError], answered as `{"ok": false, "error", "code"?}`.
+[`ApiError`][eve_runtime.server.responses.ApiError], answered as `{"ok": false, "error", "code"?}`.
 """
 
 from __future__ import annotations
@@ -21,18 +21,15 @@ from typing import Any, Literal
 
 import anyio
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import Response
+
+from eve_runtime.server.responses import ApiError
 
 __all__ = [
     "MAX_BODY_BYTES",
     "MAX_ID_LENGTH",
     "MAX_JSON_DEPTH",
-    "ApiError",
     "CreateRequest",
     "FollowUpRequest",
-    "dump_json",
-    "error_response",
-    "json_response",
     "parse_object",
     "read_body",
     "validate_cancel",
@@ -49,9 +46,7 @@ MAX_JSON_DEPTH = 64
 MAX_ID_LENGTH = 256
 """The longest `idempotencyKey`, `operationId`, `turnId` or `requestId`."""
 
-JSON_TYPE = "application/json"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_SEPARATOR_ESCAPES = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 INVALID_JSON = "Invalid JSON body."
 NOT_AN_OBJECT = "Expected a JSON object."
@@ -80,59 +75,6 @@ RESPONSES_ENTRY = (
 )
 TURN_ID = "Expected 'turnId' to be a non-empty string."
 REASON = "Expected 'reason' to be a non-empty string."
-
-
-class ApiError(Exception):
-    """A request the API refuses: answered as `{"ok": false, "error", "code"?}` with `status`."""
-
-    def __init__(
-        self,
-        status: int,
-        error: str,
-        code: str | None = None,
-        *,
-        headers: Mapping[str, str] | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> None:
-        super().__init__(error)
-        self.status = status
-        self.error = error
-        self.code = code
-        self.headers = dict(headers or {})
-        self.extra = dict(extra or {})
-        """More fields of the body (`eveVersion` of a stranded session)."""
-
-
-def dump_json(value: Any) -> bytes:
-    """Compact UTF-8 JSON (ASCII escapes only where UTF-8 cannot carry a character)."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    try:
-        return text.translate(_SEPARATOR_ESCAPES).encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode("ascii")
-
-
-def json_response(
-    data: Any,
-    status: int = 200,
-    *,
-    headers: Mapping[str, str] | None = None,
-    media_type: str = JSON_TYPE,
-) -> Response:
-    """A JSON response with `cache-control: no-store`."""
-    all_headers = {"cache-control": "no-store", **(headers or {})}
-    return Response(dump_json(data), status_code=status, headers=all_headers, media_type=media_type)
-
-
-def error_response(error: ApiError) -> Response:
-    """The JSON response of an [`ApiError`][eve_runtime.server.bodies.ApiError]."""
-    body: dict[str, Any] = {"ok": False, "error": error.error, **error.extra}
-    if error.code is not None:
-        body["code"] = error.code
-    return json_response(body, error.status, headers=error.headers)
-
-
-# -- reading and parsing -------------------------------------------------------------------------
 
 
 async def read_body(request: Request, *, limit: int, timeout: float) -> bytes:

@@ -29,7 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from eve_runtime.authoring.channel_auth import AuthError, AuthFn, Principal
 from eve_runtime.authoring.channels import Channel, ChannelRoute, InvalidAddress, is_eve_path
 from eve_runtime.server.auth import Authenticator, AuthFailure
-from eve_runtime.server.bodies import ApiError, error_response, json_response
+from eve_runtime.server.responses import ApiError, error_response, json_response
 from eve_runtime.server.route_context import RouteContext
 from eve_runtime.sessions.addresses import AddressContended
 from eve_runtime.sessions.availability import SessionDormant, SessionStranded

@@ -1,34 +1,21 @@
 """The OpenAPI 3.1 document of the `/eve/v1` API, served at `GET /eve/v1/openapi.json`.
 
-It describes exactly what `server.py` serves: every route, parameter, request body, status code,
-response body and header. The request schemas are as strict as the server (a body they reject,
-the server rejects), so a schema-driven fuzzer can check both directions.
+It describes exactly what `server/app.py` serves: every route, parameter, request body, status
+code, response body and header. The request schemas are as strict as the server (a body they
+reject, the server rejects), so a schema-driven fuzzer can check both directions; the body
+schemas themselves are in `openapi_schemas.py`, this module holds the paths.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from eve_runtime._version import __version__
-from eve_runtime.server.bodies import MAX_ID_LENGTH
+from eve_runtime.server.openapi_schemas import JSON, component_schemas, dev_build_schema, dev_sessions_schema, ref
 
 __all__ = ["openapi_document"]
 
-JSON = dict[str, Any]
 Mode = Literal["development", "production"]
-
-_REF = "#/components/schemas/"
-_ID_STRING: JSON = {"type": "string", "minLength": 1, "maxLength": MAX_ID_LENGTH, "pattern": "^[^\\x00-\\x1f\\x7f]+$"}
-_SESSION_ID: JSON = {"type": "string", "pattern": "^wrun_[0-9A-HJKMNP-TV-Z]{26}$"}
-_FORBIDDEN_ON_EVERY_BODY = ["continuationToken"]
-
-
-def _ref(name: str) -> JSON:
-    return {"$ref": _REF + name}
-
-
-def _none_of(*keys: str) -> JSON:
-    return {"not": {"anyOf": [{"required": [key]} for key in keys]}}
 
 
 def _json(schema: JSON, description: str, headers: JSON | None = None) -> JSON:
@@ -43,164 +30,7 @@ def _header(description: str, *, required: bool = True) -> JSON:
 
 
 def _error(description: str) -> JSON:
-    return _json(_ref("Error"), description)
-
-
-def _schemas() -> JSON:
-    text_part = {
-        "type": "object",
-        "required": ["type", "text"],
-        "properties": {"type": {"const": "text"}, "text": {"type": "string", "minLength": 1}},
-    }
-    turn_fields = {
-        "clientContext": {
-            "description": "Turn-scoped context for the model (not persisted): each entry becomes a user message.",
-            "oneOf": [
-                {"type": "string"},
-                {"type": "array", "items": {"type": "string", "minLength": 1}},
-                {"type": "object"},
-            ],
-        },
-        "outputSchema": {"type": "object", "description": "A JSON Schema the turn's result must match."},
-        "turnPolicy": {"enum": ["steer", "queue"], "description": "Steer the running turn (default) or queue."},
-        "idempotencyKey": {**_ID_STRING, "description": "A retried send with the same key starts nothing new."},
-    }
-    message = {
-        "description": "The user's message: text, or an array of text parts (file parts are not supported yet).",
-        "oneOf": [
-            {"type": "string", "minLength": 1},
-            {"type": "array", "minItems": 1, "items": _ref("TextPart")},
-        ],
-    }
-    input_response = {
-        "type": "object",
-        "required": ["requestId"],
-        "properties": {"requestId": _ID_STRING, "optionId": {"type": "string"}, "text": {"type": "string"}},
-    }
-    ok = {"const": True}
-    return {
-        "Error": {
-            "type": "object",
-            "required": ["ok", "error"],
-            "properties": {
-                "ok": {"const": False},
-                "error": {"type": "string"},
-                "code": {"type": "string"},
-                "errorId": {"type": "string"},
-            },
-        },
-        "TextPart": text_part,
-        "InputResponse": input_response,
-        "CreateSession": {
-            "type": "object",
-            "properties": {
-                "message": message,
-                **turn_fields,
-                "mode": {"enum": ["conversation", "task"]},
-                "operationId": {**_ID_STRING, "description": "Create-once key: a repeat returns the same session."},
-            },
-            "dependentRequired": {"clientContext": ["message"], "outputSchema": ["message"]},
-            **_none_of(*_FORBIDDEN_ON_EVERY_BODY, "inputResponses", "callback", "forwardedPrincipal", "forwardedAuth"),
-        },
-        "SendToSession": {
-            "type": "object",
-            "properties": {
-                "message": message,
-                "inputResponses": {"type": "array", "minItems": 1, "items": _ref("InputResponse")},
-                **turn_fields,
-            },
-            "oneOf": [{"required": ["message"]}, {"required": ["inputResponses"]}],
-            **_none_of(*_FORBIDDEN_ON_EVERY_BODY),
-        },
-        "Cancel": {
-            "type": "object",
-            "properties": {"turnId": {**_ID_STRING, "description": "Cancel only if this turn is running."}},
-            **_none_of(*_FORBIDDEN_ON_EVERY_BODY),
-        },
-        "Reset": {
-            "type": "object",
-            "properties": {"reason": {"type": "string", "minLength": 1}},
-            **_none_of(*_FORBIDDEN_ON_EVERY_BODY),
-        },
-        "Control": {"type": "object", **_none_of(*_FORBIDDEN_ON_EVERY_BODY)},
-        "Health": {
-            "type": "object",
-            "required": ["ok", "status", "workflowId"],
-            "properties": {"ok": ok, "status": {"const": "ready"}, "workflowId": {"type": "string"}},
-        },
-        "AgentInfo": {
-            "type": "object",
-            "required": ["kind", "version", "mode"],
-            "properties": {
-                "kind": {"const": "eve-agent-info"},
-                "version": {"type": "integer"},
-                "mode": {"enum": ["development", "production"]},
-            },
-        },
-        "Accepted": {
-            "type": "object",
-            "required": ["ok", "sessionId", "status"],
-            "properties": {"ok": ok, "sessionId": _SESSION_ID, "status": {"const": "accepted"}},
-        },
-        "DeliveryAccepted": {
-            "type": "object",
-            "required": ["ok", "sessionId", "status", "deliveryId"],
-            "properties": {
-                "ok": ok,
-                "sessionId": _SESSION_ID,
-                "status": {"const": "accepted"},
-                "deliveryId": {"type": "string"},
-            },
-        },
-        "NoActiveTurn": _status_only("no_active_turn"),
-        "NoActiveSession": _status_only("no_active_session"),
-        "ResetDone": {
-            "type": "object",
-            "required": ["ok", "previousSessionId", "status"],
-            "properties": {"ok": ok, "previousSessionId": _SESSION_ID, "status": {"const": "reset"}},
-        },
-    }
-
-
-def _status_only(status: str) -> JSON:
-    return {
-        "type": "object",
-        "required": ["ok", "status"],
-        "properties": {"ok": {"const": True}, "status": {"const": status}},
-        "not": {"required": ["sessionId"]},
-    }
-
-
-def _dev_sessions_schema() -> JSON:
-    session = {
-        "type": "object",
-        "required": ["sessionId", "status", "createdAt", "agent"],
-        "properties": {
-            "sessionId": _SESSION_ID,
-            "status": {"enum": ["active", "completed", "failed", "reset"]},
-            "createdAt": {"type": "string", "format": "date-time"},
-            "agent": {"type": "string"},
-        },
-    }
-    return {
-        "type": "object",
-        "required": ["ok", "sessions"],
-        "properties": {"ok": {"const": True}, "sessions": {"type": "array", "items": session}},
-    }
-
-
-def _dev_build_schema() -> JSON:
-    return {
-        "type": "object",
-        "required": ["ok", "generation", "rebuilds", "status", "diagnostics"],
-        "properties": {
-            "ok": {"const": True},
-            "generation": {"type": "integer", "description": "The generation serving new turns."},
-            "rebuilds": {"type": "integer", "description": "Rebuilds since the server started, failed ones included."},
-            "status": {"enum": ["ready", "failed"], "description": "How the newest rebuild went."},
-            "diagnostics": {"type": "array", "items": {"type": "object"}, "description": "A failed build's."},
-        },
-    }
+    return _json(ref("Error"), description)
 
 
 def _session_parameter() -> JSON:
@@ -221,7 +51,7 @@ def _body(schema: str, description: str) -> JSON:
     return {
         "required": False,
         "description": description + " An empty body is the same as `{}`.",
-        "content": {"application/json": {"schema": _ref(schema)}},
+        "content": {"application/json": {"schema": ref(schema)}},
     }
 
 
@@ -319,7 +149,7 @@ def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
             "get": _operation(
                 "health",
                 "Liveness (never guarded).",
-                {"200": _json(_ref("Health"), "Ready.", {"x-eve-task-protocol": _header("`1`.")})},
+                {"200": _json(ref("Health"), "Ready.", {"x-eve-task-protocol": _header("`1`.")})},
                 mode,
                 guarded=False,
             ),
@@ -328,9 +158,7 @@ def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
             ),
         },
         "/eve/v1/info": {
-            "get": _operation(
-                "info", "The agent-info document.", {"200": _json(_ref("AgentInfo"), "Agent info.")}, mode
-            )
+            "get": _operation("info", "The agent-info document.", {"200": _json(ref("AgentInfo"), "Agent info.")}, mode)
         },
         "/eve/v1/openapi.json": {
             "get": _operation("openapi", "This document.", {"200": _json({"type": "object"}, "OpenAPI 3.1.")}, mode)
@@ -340,7 +168,7 @@ def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
                 "createSession",
                 "Create a session, optionally with its first message.",
                 {
-                    "202": _json(_ref("Accepted"), "Created (or found by `operationId`).", accepted_headers),
+                    "202": _json(ref("Accepted"), "Created (or found by `operationId`).", accepted_headers),
                     "403": _error("`forwardedPrincipal`/`forwardedAuth` from a caller that is not trusted."),
                 },
                 mode,
@@ -352,7 +180,7 @@ def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
                 "sendToSession",
                 "Send a message or answers (exactly one of `message` and `inputResponses`).",
                 {
-                    "202": _json(_ref("DeliveryAccepted"), "Accepted durably.", accepted_headers),
+                    "202": _json(ref("DeliveryAccepted"), "Accepted durably.", accepted_headers),
                     "409": _error(
                         "`session_not_active`: unknown, malformed or ended session; `session_dormant` (eve dev "
                         "only): a session of an earlier run, continued with `eve dev --resume`."
@@ -368,8 +196,8 @@ def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
                 "cancelTurn",
                 "Cancel the running turn.",
                 {
-                    "202": _json(_ref("Accepted"), "The cancel is queued."),
-                    "200": _json(_ref("NoActiveTurn"), "Unknown or ended session."),
+                    "202": _json(ref("Accepted"), "The cancel is queued."),
+                    "200": _json(ref("NoActiveTurn"), "Unknown or ended session."),
                 },
                 mode,
                 body=_body("Cancel", "Optionally the turn to cancel."),
@@ -382,8 +210,8 @@ def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
                     f"{name}Session",
                     f"{name.capitalize()} the session (applied once the running turn, if any, has ended).",
                     {
-                        "202": _json(_ref("Accepted"), f"The {name} is queued."),
-                        "200": _json(_ref("NoActiveSession"), "Unknown or ended session."),
+                        "202": _json(ref("Accepted"), f"The {name} is queued."),
+                        "200": _json(ref("NoActiveSession"), "Unknown or ended session."),
                         "409": _error(
                             "`session_stranded` (clear only): the session was written by another eve version; "
                             "`session_dormant` (clear only, eve dev): a session of an earlier run."
@@ -400,7 +228,7 @@ def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
             "post": _operation(
                 "resetSession",
                 "Retire the session for good.",
-                {"200": _json({"oneOf": [_ref("ResetDone"), _ref("NoActiveSession")]}, "Reset, or nothing to reset.")},
+                {"200": _json({"oneOf": [ref("ResetDone"), ref("NoActiveSession")]}, "Reset, or nothing to reset.")},
                 mode,
                 body=_body("Reset", "Optionally why."),
                 parameters=sid,
@@ -437,13 +265,13 @@ def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
             )
         },
     }
-    components: JSON = {"schemas": _schemas()}
+    components: JSON = {"schemas": component_schemas()}
     if mode == "development":
         paths["/eve/v1/dev/sessions"] = {
             "get": _operation(
                 "listDevSessions",
                 "Every session in the store, newest first (served by `eve dev` only; 404 under `eve start`).",
-                {"200": _json(_ref("DevSessions"), "The sessions.")},
+                {"200": _json(ref("DevSessions"), "The sessions.")},
                 mode,
             )
         }
@@ -451,12 +279,12 @@ def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
             "get": _operation(
                 "getDevBuild",
                 "The generation serving new turns and how the newest rebuild went (served by `eve dev` only).",
-                {"200": _json(_ref("DevBuild"), "The build status.")},
+                {"200": _json(ref("DevBuild"), "The build status.")},
                 mode,
             )
         }
-        components["schemas"]["DevSessions"] = _dev_sessions_schema()
-        components["schemas"]["DevBuild"] = _dev_build_schema()
+        components["schemas"]["DevSessions"] = dev_sessions_schema()
+        components["schemas"]["DevBuild"] = dev_build_schema()
     document: JSON = {
         "openapi": "3.1.0",
         "info": {

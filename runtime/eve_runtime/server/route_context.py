@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from eve_runtime.authoring.channel_auth import Principal
 from eve_runtime.authoring.channels import Channel, channel_address
 from eve_runtime.engine.channel_state import as_json, run_deliver, seed
-from eve_runtime.server.bodies import ApiError, parse_object, read_body, validate_follow_up
+from eve_runtime.server.bodies import parse_object, read_body, validate_follow_up
+from eve_runtime.server.responses import ApiError
 from eve_runtime.store.base import SessionNotActive
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from eve_runtime.ids import is_session_id
-from eve_runtime.server.bodies import ApiError
+from eve_runtime.server.responses import ApiError
 from eve_runtime.store.base import Store
 
 __all__ = [

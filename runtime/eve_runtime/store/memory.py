@@ -7,14 +7,12 @@ processes: `close` and `open` on the same object keep everything, a new object s
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
+from eve_runtime.store.backend_common import EventWaiters, check_events, encode_payload
 from eve_runtime.store.base import (
     IDEMPOTENCY_WINDOW,
     MAX_ADDRESSES,
@@ -22,7 +20,6 @@ from eve_runtime.store.base import (
     Commit,
     DeliveryRecord,
     EnqueueResult,
-    EventIndexConflict,
     EventRow,
     NewDelivery,
     OwnershipLost,
@@ -33,102 +30,7 @@ from eve_runtime.store.base import (
     StoreError,
 )
 
-__all__ = ["EventWaiters", "MemoryStore", "check_events", "encode_payload"]
-
-
-def encode_payload(payload: dict[str, Any]) -> str:
-    """Serialize a delivery payload as ASCII JSON, so lone surrogates and NULs round-trip exactly.
-
-    Raises:
-        StoreError: The payload is not JSON data.
-    """
-    try:
-        return json.dumps(payload, ensure_ascii=True, separators=(",", ":"))
-    except (TypeError, ValueError) as exc:
-        raise StoreError(f"A delivery payload must be JSON data: {exc}") from exc
-
-
-class EventWaiters:
-    """Futures of `wait_for_events` callers, per session, woken when a commit adds events.
-
-    Everything runs on the store's event loop; a writer thread reaches it through
-    `loop.call_soon_threadsafe(waiters.notify, ...)`.
-    """
-
-    def __init__(self) -> None:
-        self._waiters: dict[str, set[asyncio.Future[None]]] = {}
-
-    def add(self, session_id: str) -> asyncio.Future[None]:
-        """Register a waiter for the session's next commit with events."""
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.setdefault(session_id, set()).add(future)
-        return future
-
-    def discard(self, session_id: str, future: asyncio.Future[None]) -> None:
-        """Forget a waiter (after it woke or timed out)."""
-        waiting = self._waiters.get(session_id)
-        if waiting is not None:
-            waiting.discard(future)
-            if not waiting:
-                del self._waiters[session_id]
-
-    def notify(self, session_ids: Iterable[str]) -> None:
-        """Wake every waiter of these sessions."""
-        for session_id in session_ids:
-            for future in self._waiters.pop(session_id, ()):
-                if not future.done():
-                    future.set_result(None)
-
-    def notify_all(self) -> None:
-        """Wake every waiter of every session (they re-read what they wait for)."""
-        self.notify(list(self._waiters))
-
-    async def wait_for_count(
-        self, session_id: str, known: int, timeout: float, count: Callable[[], Awaitable[int]]
-    ) -> int:
-        """`Store.wait_for_events` over `count()`: the session's event count once above `known`, else `known`."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            # Register before reading, so a commit between the read and the wait still wakes us.
-            future = self.add(session_id)
-            try:
-                current = await count()
-                if current > known:
-                    return current
-                if not await self.wait(future, deadline - loop.time()):
-                    return known
-            finally:
-                self.discard(session_id, future)
-
-    async def wait(self, future: asyncio.Future[None], timeout: float) -> bool:
-        """Wait for a registered future; False when `timeout` seconds passed first."""
-        if timeout <= 0:
-            return future.done()
-        try:
-            await asyncio.wait_for(future, timeout)
-        except TimeoutError:
-            return False
-        return True
-
-
-def check_events(session_id: str, count: int, events: Iterable[EventRow]) -> None:
-    """Validate a commit's events against the session's event count.
-
-    Raises:
-        EventIndexConflict: The first index is not `count`.
-        StoreError: The indexes are not consecutive.
-    """
-    for offset, event in enumerate(events):
-        if event.index != count + offset:
-            if offset == 0:
-                raise EventIndexConflict(
-                    f"Session {session_id!r} has {count} events, so the next event index is {count}, "
-                    f"not {event.index}: another writer appended first, or this writer is stale."
-                )
-            raise StoreError(
-                f"The events of one commit must have consecutive indexes: got {event.index} after {count + offset - 1}."
-            )
+__all__ = ["MemoryStore"]
 
 
 @dataclass

@@ -20,6 +20,7 @@ from psycopg import conninfo, sql
 
 from eve_runtime.keyed_locks import KeyedLocks
 from eve_runtime.store import postgres_ops as ops
+from eve_runtime.store.backend_common import EventWaiters
 from eve_runtime.store.base import (
     Commit,
     DeliveryRecord,
@@ -34,7 +35,6 @@ from eve_runtime.store.base import (
     Store,
     StoreError,
 )
-from eve_runtime.store.memory import EventWaiters
 from eve_runtime.store.postgres_listen import Listener
 from eve_runtime.store.postgres_pool import Connection, ConnectionPool, connect, describe_url, scrub
 from eve_runtime.store.postgres_schema import (

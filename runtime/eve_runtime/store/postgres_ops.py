@@ -15,6 +15,7 @@ from typing import Any
 
 import psycopg
 
+from eve_runtime.store.backend_common import encode_payload
 from eve_runtime.store.base import (
     IDEMPOTENCY_WINDOW,
     MAX_ADDRESSES,
@@ -26,7 +27,6 @@ from eve_runtime.store.base import (
     SessionRecord,
     StoreError,
 )
-from eve_runtime.store.memory import encode_payload
 from eve_runtime.store.postgres_pool import Connection
 from eve_runtime.store.postgres_schema import (
     SQLSTATE_DELIVERY_EXISTS,

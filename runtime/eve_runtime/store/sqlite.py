@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from eve_runtime.store import sqlite_ops as ops
+from eve_runtime.store.backend_common import EventWaiters
 from eve_runtime.store.base import (
     Commit,
     DeliveryRecord,
@@ -40,7 +41,6 @@ from eve_runtime.store.base import (
     StoreError,
     StoreLocked,
 )
-from eve_runtime.store.memory import EventWaiters
 from eve_runtime.store.sqlite_schema import DATABASE_NAME, connect, ensure_schema
 from eve_runtime.store.sqlite_writer import SqliteWriter, WriterStats
 

@@ -11,6 +11,7 @@ import json
 import sqlite3
 import time
 
+from eve_runtime.store.backend_common import check_events, encode_payload
 from eve_runtime.store.base import (
     IDEMPOTENCY_WINDOW,
     MAX_ADDRESSES,
@@ -26,7 +27,6 @@ from eve_runtime.store.base import (
     SessionStatus,
     StoreError,
 )
-from eve_runtime.store.memory import check_events, encode_payload
 from eve_runtime.store.rows import (
     DELIVERY_COLUMNS,
     SESSION_COLUMNS,

@@ -1,0 +1,69 @@
+"""JSON answers of the `/eve/v1` routes: `ApiError`, the error body it is answered with, compact JSON.
+
+Every refusal is an [`ApiError`][eve_runtime.server.responses.ApiError], answered as
+`{"ok": false, "error", "code"?}` with its status and headers. `json_response` answers compact UTF-8
+JSON with `cache-control: no-store`, U+2028 and U+2029 escaped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.responses import Response
+
+__all__ = ["JSON_TYPE", "ApiError", "dump_json", "error_response", "json_response"]
+
+JSON_TYPE = "application/json"
+_SEPARATOR_ESCAPES = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+class ApiError(Exception):
+    """A request the API refuses: answered as `{"ok": false, "error", "code"?}` with `status`."""
+
+    def __init__(
+        self,
+        status: int,
+        error: str,
+        code: str | None = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(error)
+        self.status = status
+        self.error = error
+        self.code = code
+        self.headers = dict(headers or {})
+        self.extra = dict(extra or {})
+        """More fields of the body (`eveVersion` of a stranded session)."""
+
+
+def dump_json(value: Any) -> bytes:
+    """Compact UTF-8 JSON (ASCII escapes only where UTF-8 cannot carry a character)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return text.translate(_SEPARATOR_ESCAPES).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode("ascii")
+
+
+def json_response(
+    data: Any,
+    status: int = 200,
+    *,
+    headers: Mapping[str, str] | None = None,
+    media_type: str = JSON_TYPE,
+) -> Response:
+    """A JSON response with `cache-control: no-store`."""
+    all_headers = {"cache-control": "no-store", **(headers or {})}
+    return Response(dump_json(data), status_code=status, headers=all_headers, media_type=media_type)
+
+
+def error_response(error: ApiError) -> Response:
+    """The JSON response of an [`ApiError`][eve_runtime.server.responses.ApiError]."""
+    body: dict[str, Any] = {"ok": False, "error": error.error, **error.extra}
+    if error.code is not None:
+        body["code"] = error.code
+    return json_response(body, error.status, headers=error.headers)
