@@ -110,7 +110,7 @@ async def run(
     model_id: str = "scripted/m",
 ) -> list[ModelEvent]:
     request = ModelRequest(messages=messages, tools=tools or [], settings=settings or ModelSettings())
-    return [event async for event in LiteLLMModel(model_id).stream(request)]
+    return [event async for event in LiteLLMModel(model_id, guard=models.check_allow_model_requests).stream(request)]
 
 
 def finish_of(events: list[ModelEvent]) -> Finish:
@@ -321,7 +321,9 @@ async def test_error_after_partial_output(script: Script) -> None:
     script.error = RateLimitError("slow down", "scripted", "m")
     produced: list[ModelEvent] = []
     with pytest.raises(ModelError) as info:
-        async for event in LiteLLMModel("scripted/m").stream(ModelRequest(messages=HI)):
+        async for event in LiteLLMModel("scripted/m", guard=models.check_allow_model_requests).stream(
+            ModelRequest(messages=HI)
+        ):
             produced.append(event)
     assert produced == [TextDelta("partial ")]
     assert info.value.retryable is True
@@ -360,7 +362,7 @@ def test_classify_unknown_errors() -> None:
 
 async def test_stopping_early_closes_the_stream(script: Script) -> None:
     script.chunks = [text("a "), text("b "), text("c"), end("stop")]
-    stream = LiteLLMModel("scripted/m").stream(ModelRequest(messages=HI))
+    stream = LiteLLMModel("scripted/m", guard=models.check_allow_model_requests).stream(ModelRequest(messages=HI))
     async for event in stream:
         assert event == TextDelta("a ")
         break
@@ -456,5 +458,11 @@ def test_first_import_is_offline_quiet_and_warning_free() -> None:
 
 
 async def test_context_window_from_litellm_model_info() -> None:
-    assert await LiteLLMModel("openai/gpt-4o-mini").context_window_tokens() == 128_000
-    assert await LiteLLMModel("nowhere/no-such-model").context_window_tokens() is None
+    assert (
+        await LiteLLMModel("openai/gpt-4o-mini", guard=models.check_allow_model_requests).context_window_tokens()
+        == 128_000
+    )
+    assert (
+        await LiteLLMModel("nowhere/no-such-model", guard=models.check_allow_model_requests).context_window_tokens()
+        is None
+    )

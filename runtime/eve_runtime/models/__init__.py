@@ -65,7 +65,8 @@ ALLOW_MODEL_REQUESTS: bool = True
 def check_allow_model_requests(model_id: str) -> None:
     """Refuse to call a real provider while `ALLOW_MODEL_REQUESTS` is False.
 
-    Real adapters call this first, so it reads the module global at call time.
+    Real adapters call this before every request (`resolve_model` hands it to them), so it reads
+    the module global at call time.
 
     Args:
         model_id: The model about to be called (named in the error).
@@ -94,4 +95,4 @@ def resolve_model(model_id: str) -> Model:
     problem = model_id_problem(model_id)
     if problem is not None:
         raise UserError(f"Invalid model id: {problem}.")
-    return LiteLLMModel(model_id)
+    return LiteLLMModel(model_id, guard=check_allow_model_requests)

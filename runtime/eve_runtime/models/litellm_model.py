@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from eve_runtime.models.base import Finish, ModelError, ModelEvent, ModelRequest, Usage
@@ -125,13 +125,16 @@ class LiteLLMModel:
     help, and a content-policy refusal ends the call with `Finish(reason="content-filter")`.
     """
 
-    def __init__(self, model_id: str) -> None:
+    def __init__(self, model_id: str, *, guard: Callable[[str], None]) -> None:
         """Create the adapter (cheap: litellm is imported on the first call).
 
         Args:
             model_id: The litellm model id, `provider/model`.
+            guard: Called with the model id before every request; raises to refuse it
+                (`eve_runtime.models.check_allow_model_requests`, which `resolve_model` passes).
         """
         self._model_id = model_id
+        self._guard = guard
 
     @property
     def model_id(self) -> str:
@@ -180,12 +183,10 @@ class LiteLLMModel:
         """Call the provider and stream its answer.
 
         Raises:
-            ModelRequestsBlockedError: `eve_runtime.models.ALLOW_MODEL_REQUESTS` is False.
+            ModelRequestsBlockedError: The guard refused (`eve_runtime.models.ALLOW_MODEL_REQUESTS` is False).
             ModelError: The call failed; `retryable` says whether to try again.
         """
-        from eve_runtime.models import check_allow_model_requests  # the package imports this module
-
-        check_allow_model_requests(self._model_id)
+        self._guard(self._model_id)
         litellm = await _litellm()
         kwargs = self.completion_kwargs(request)
         tool_calls = ToolCallAssembler()
