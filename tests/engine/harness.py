@@ -11,7 +11,6 @@ from typing import Any
 
 from eve_runtime.models.base import Model
 from eve_runtime.project.compiler import CompiledApp, compile_app
-from eve_runtime.sessions.reader import unbind_default
 from eve_runtime.sessions.runtime import Runtime, RuntimeOptions
 from eve_runtime.store.base import Store
 from eve_runtime.store.memory import MemoryStore
@@ -60,19 +59,7 @@ class Harness:
 
     async def crash(self) -> None:
         """Stop every actor abruptly, as a kill would: nothing finishes, nothing is cleaned up."""
-        runtime = self.rt
-        runtime._stopping = True
-        for actor in list(runtime._actors.values()):
-            if actor.task is not None:
-                actor.task.cancel()
-        tasks = [a.task for a in runtime._actors.values() if a.task is not None]
-        if tasks:
-            await asyncio.wait(tasks)
-        if runtime._timer is not None:
-            runtime._timer.cancel()
-        runtime.hooks.abort()
-        unbind_default(runtime.store)
-        runtime.tool_executor.shutdown(wait=False, cancel_futures=True)
+        await self.rt.abort()
         self.runtime = None
 
     async def restart(self) -> Runtime:

@@ -256,10 +256,10 @@ async def test_a_parked_approval_survives_a_restart_and_runs_once(h: Harness) ->
     sid, request_id = await park(h)
     await h.restart()
     for _ in range(100):  # the restart looks at the session once, then holds no task for it
-        if not h.rt._actors:
+        if not h.rt.actors:
             break
         await asyncio.sleep(0.01)
-    assert h.rt._actors == {}
+    assert len(h.rt.actors) == 0
     await respond(h, sid, (request_id, "approve"))
     events = await h.turns(sid, 1)
     await h.restart()

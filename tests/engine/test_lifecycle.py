@@ -128,10 +128,10 @@ async def test_a_parked_session_holds_no_task(harness: Harness) -> None:
     for sid in sids:
         await harness.turns(sid, 1)
     for _ in range(50):
-        if not harness.rt._actors:
+        if not harness.rt.actors:
             break
         await asyncio.sleep(0.01)
-    assert harness.rt._actors == {}
+    assert len(harness.rt.actors) == 0
     session_tasks = [
         t for t in asyncio.all_tasks() if t.get_name().startswith(("eve-session", "eve-turn", "eve-flush"))
     ]

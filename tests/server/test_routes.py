@@ -336,7 +336,7 @@ def test_compact_and_clear_on_a_dormant_session(api: Harness) -> None:
     session_id = api.create("hi")
     api.wait_for(session_id, "session.waiting")
     deadline = time.monotonic() + 5
-    while session_id in api.runtime._actors and time.monotonic() < deadline:
+    while session_id in api.runtime.actors and time.monotonic() < deadline:
         time.sleep(0.01)  # a running actor takes deliveries without asking: wait until it parked
     api.runtime.availability.dormant_before = time.time() + 60
     cleared = api.client.post(f"/eve/v1/session/{session_id}/clear")

@@ -14,9 +14,7 @@ of a build (`eve_runtime.sessions.agents`) and the tunables (`eve_runtime.engine
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
-from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
@@ -34,6 +32,7 @@ from eve_runtime.messages import ToolCall
 from eve_runtime.models import resolve_model
 from eve_runtime.models.base import Model
 from eve_runtime.project.runtime_agent import RuntimeAgent
+from eve_runtime.sessions.actors import Actors
 from eve_runtime.sessions.addresses import AddressSessions
 from eve_runtime.sessions.agents import agent_for, agent_for_node, delegation_timeout
 from eve_runtime.sessions.availability import Availability
@@ -92,9 +91,8 @@ class Runtime:
             self._alias_from_channel,
         )
         """Runs the channel event handlers and `agent/hooks/**` for the events sessions emit."""
-        self._actors: dict[str, SessionActor] = {}
-        self._respawn: set[str] = set()
-        self._loaded: OrderedDict[str, LoadedSession] = OrderedDict()
+        self.actors = Actors(self, cached_sessions=self.options.cached_sessions)
+        """The session actors of this process."""
         self._models: dict[str, Model] = dict(models or {})
         """Models by id; `models` pre-seeds it (tests put a FunctionModel under the agent's id)."""
         self.timeouts = SessionTimeouts(self.options.clock, self._time_out)
@@ -126,8 +124,7 @@ class Runtime:
             )
         for session in sessions:
             self.timeouts.schedule_deadline(session)
-            if session.id not in self._actors:
-                self._spawn(session)
+            self.actors.ensure(session)
         if sessions:
             logger.info("checking %d active session(s) for unfinished work", len(sessions))
         self._timer = asyncio.create_task(self.timeouts.run(), name="eve-timeouts")
@@ -139,22 +136,23 @@ class Runtime:
         self._stopping = True
         if self._timer is not None:
             self._timer.cancel()
-        actors = list(self._actors.values())
-        for actor in actors:
-            actor.stop()
-        tasks = [a.task for a in actors if a.task is not None]
-        if tasks:
-            _done, pending = await asyncio.wait(tasks, timeout=deadline)
-            for task in pending:
-                task.cancel()
-            if pending:
-                await asyncio.wait(pending, timeout=1.0)
+        await self.actors.stop(deadline)
         if self.ownership is not None:
             await self.ownership.stop()
         await self.hooks.close(deadline)
         unbind_default(self.store)
         self.tool_executor.shutdown(wait=False, cancel_futures=True)
         self.acknowledgements.cancel_all()
+
+    async def abort(self) -> None:
+        """Stop at once, as a kill would: nothing finishes, nothing more is written (what crash tests simulate)."""
+        self._stopping = True
+        await self.actors.abort()
+        if self._timer is not None:
+            self._timer.cancel()
+        self.hooks.abort()
+        unbind_default(self.store)
+        self.tool_executor.shutdown(wait=False, cancel_futures=True)
 
     # -- what actors ask -------------------------------------------------------------------------
 
@@ -187,7 +185,7 @@ class Runtime:
 
     def build_of(self, session_id: str) -> RuntimeAgent:
         """The root agent of the build a session runs here (the newest when no actor runs it)."""
-        actor = self._actors.get(session_id)
+        actor = self.actors.get(session_id)
         return actor.root if actor is not None else self.agent
 
     def acknowledge(self, delivery_id: str) -> None:
@@ -301,11 +299,10 @@ class Runtime:
             SessionNotActive: The session is unknown or has ended.
             SessionDormant, SessionStranded: This process does not run the session.
         """
-        actor = self._actors.get(session_id)
+        actor = self.actors.get(session_id)
         session: SessionRecord | None = None
         if actor is None:  # a running actor means the session runs here; else look at its record once
-            loaded = self._loaded.get(session_id)
-            session = loaded.session if loaded is not None else await self.store.get_session(session_id)
+            session = self.actors.loaded_record(session_id) or await self.store.get_session(session_id)
             refusal = self.availability.refusal(session) if session is not None else None
             if refusal is not None:
                 raise refusal
@@ -313,13 +310,12 @@ class Runtime:
             session_id, NewDelivery(id=new_delivery_id(), kind=kind, payload=payload, idempotency_key=idempotency_key)
         )
         if not result.duplicate:
-            actor = self._actors.get(session_id)
+            actor = self.actors.get(session_id)
             if actor is not None and actor.accepts_deliveries():
                 actor.push(result.delivery)
             else:
                 if session is None:
-                    loaded = self._loaded.get(session_id)
-                    session = loaded.session if loaded is not None else await self.store.get_session(session_id)
+                    session = self.actors.loaded_record(session_id) or await self.store.get_session(session_id)
                 if session is not None and session.status == "active":
                     self._wake(session)
         return result
@@ -348,55 +344,17 @@ class Runtime:
     # -- actors ------------------------------------------------------------------------------
 
     def _wake(self, session: SessionRecord) -> None:
-        """Make sure an actor will look at the session: a running one does by itself."""
-        if self._stopping or not self.availability.runs(session):
-            return  # the delivery is durable: the next process picks it up
-        actor = self._actors.get(session.id)
-        if actor is None:
-            self._spawn(session)
-        elif not actor.accepts_deliveries():
-            self._respawn.add(session.id)  # it is ending: start a fresh one when it is gone
+        """Make sure an actor will look at the session, if this process runs it."""
+        if not self._stopping and self.availability.runs(session):
+            self.actors.ensure(session)  # else the delivery is durable: the next process picks it up
 
     def actor(self, session_id: str) -> SessionActor | None:
         """The session's actor in this process, if it has one (running or ending)."""
-        return self._actors.get(session_id)
+        return self.actors.get(session_id)
 
     def remember(self, session_id: str, loaded: LoadedSession) -> None:
-        """Keep a session an actor just left loaded, for its next turn (the least recent are dropped).
-
-        When many processes share the store, the next actor here uses it only if no other process
-        owned the session meanwhile (see `SessionActor.keep_loaded_under`).
-        """
-        self._loaded[session_id] = loaded
-        self._loaded.move_to_end(session_id)
-        while len(self._loaded) > self.options.cached_sessions:
-            self._loaded.popitem(last=False)
-
-    def _spawn(self, session: SessionRecord) -> SessionActor:
-        actor = SessionActor(self, session, self._loaded.pop(session.id, None))
-        self._actors[session.id] = actor
-        context = contextvars.copy_context()
-        context.run(bind_store, self.store)  # `sessions` in the session's code reads this runtime's store
-        actor.start(context).add_done_callback(lambda task: self._actor_done(actor, task))
-        return actor
-
-    def _actor_done(self, actor: SessionActor, task: asyncio.Task[None]) -> None:
-        if self._actors.get(actor.session_id) is actor:
-            del self._actors[actor.session_id]
-        failed = not task.cancelled() and task.exception() is not None
-        if failed:
-            logger.error("session %s: actor failed", actor.session_id, exc_info=task.exception())
-        respawn = actor.session_id in self._respawn
-        self._respawn.discard(actor.session_id)
-        if self._stopping or actor.session.status != "active":
-            return
-        if respawn or failed:
-            delay = 1.0 if failed else 0.0
-            asyncio.get_running_loop().call_later(delay, self._respawn_now, actor.session)
-
-    def _respawn_now(self, session: SessionRecord) -> None:
-        if not self._stopping and session.id not in self._actors:
-            self._spawn(session)
+        """Keep a session an actor just left loaded, for its next turn (see `eve_runtime.sessions.actors`)."""
+        self.actors.remember(session_id, loaded)
 
     # -- timeouts ----------------------------------------------------------------------------
 

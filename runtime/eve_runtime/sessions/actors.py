@@ -1,0 +1,122 @@
+"""The session actors of one process: at most one per session, and only while it has work.
+
+An actor is started for a session that has something to do and ends when its inbox is empty
+(see `eve_runtime.engine.actor`). A delivery that reaches an actor on its way out gets a fresh
+one once it is gone, and a failed actor is started again a second later. The sessions actors
+leave behind stay loaded (the most recent ones), so a conversation's next turn does not read its
+history from the store again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+from collections import OrderedDict
+
+from eve_runtime.engine.actor import SessionActor
+from eve_runtime.engine.held import LoadedSession
+from eve_runtime.engine.ports import ActorHost
+from eve_runtime.sessions.reader import bind_store
+from eve_runtime.store.base import SessionRecord
+
+__all__ = ["Actors"]
+
+logger = logging.getLogger("eve.runtime")
+
+
+class Actors:
+    """The actors of one runtime (see the module docstring)."""
+
+    def __init__(self, host: ActorHost, *, cached_sessions: int) -> None:
+        self._host = host
+        self._cached = cached_sessions
+        self._actors: dict[str, SessionActor] = {}
+        self._respawn: set[str] = set()
+        self._loaded: OrderedDict[str, LoadedSession] = OrderedDict()
+        self._stopping = False
+
+    def __len__(self) -> int:
+        return len(self._actors)
+
+    def __contains__(self, session_id: object) -> bool:
+        return session_id in self._actors
+
+    def get(self, session_id: str) -> SessionActor | None:
+        """The session's actor, if it has one (running or ending)."""
+        return self._actors.get(session_id)
+
+    def loaded_record(self, session_id: str) -> SessionRecord | None:
+        """The record of a session an actor left loaded, if one did."""
+        loaded = self._loaded.get(session_id)
+        return loaded.session if loaded is not None else None
+
+    def ensure(self, session: SessionRecord) -> None:
+        """Make sure an actor will look at the session: a running one does by itself."""
+        if self._stopping:
+            return
+        actor = self._actors.get(session.id)
+        if actor is None:
+            self._spawn(session)
+        elif not actor.accepts_deliveries():
+            self._respawn.add(session.id)  # it is ending: start a fresh one when it is gone
+
+    def remember(self, session_id: str, loaded: LoadedSession) -> None:
+        """Keep a session an actor just left loaded, for its next turn (the least recent are dropped).
+
+        When many processes share the store, the next actor here uses it only if no other process
+        owned the session meanwhile (see `SessionActor.hold_lease`).
+        """
+        self._loaded[session_id] = loaded
+        self._loaded.move_to_end(session_id)
+        while len(self._loaded) > self._cached:
+            self._loaded.popitem(last=False)
+
+    async def stop(self, deadline: float) -> None:
+        """Stop every actor at its next step boundary, waiting at most `deadline` seconds."""
+        self._stopping = True
+        actors = list(self._actors.values())
+        for actor in actors:
+            actor.stop()
+        tasks = [a.task for a in actors if a.task is not None]
+        if tasks:
+            _done, pending = await asyncio.wait(tasks, timeout=deadline)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=1.0)
+
+    async def abort(self) -> None:
+        """Cancel every actor at once, as a crash would: nothing finishes, nothing is cleaned up."""
+        self._stopping = True
+        tasks = [a.task for a in self._actors.values() if a.task is not None]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+
+    def _spawn(self, session: SessionRecord) -> SessionActor:
+        actor = SessionActor(self._host, session, self._loaded.pop(session.id, None))
+        self._actors[session.id] = actor
+        context = contextvars.copy_context()
+        context.run(bind_store, self._host.store)  # `sessions` in the session's code reads this runtime's store
+        actor.start(context).add_done_callback(lambda task: self._done(actor, task))
+        return actor
+
+    def _done(self, actor: SessionActor, task: asyncio.Task[None]) -> None:
+        if self._actors.get(actor.session_id) is actor:
+            del self._actors[actor.session_id]
+        failed = not task.cancelled() and task.exception() is not None
+        if failed:
+            logger.error("session %s: actor failed", actor.session_id, exc_info=task.exception())
+        respawn = actor.session_id in self._respawn
+        self._respawn.discard(actor.session_id)
+        if self._stopping or actor.session.status != "active":
+            return
+        if respawn or failed:
+            delay = 1.0 if failed else 0.0
+            asyncio.get_running_loop().call_later(delay, self._respawn_now, actor.session)
+
+    def _respawn_now(self, session: SessionRecord) -> None:
+        if not self._stopping and session.id not in self._actors:
+            self._spawn(session)
