@@ -47,22 +47,22 @@ class CallBatch:
             signal.abort(reason)
 
     def _context(self, call: ToolCall, journal: list[dict[str, Any]] | None) -> ToolContext:
-        actor = self.session
-        turn = actor.turn
-        parent, predecessor = lineage(actor.state)
+        session = self.session
+        turn = session.turn
+        parent, predecessor = lineage(session.state)
         abort = AbortSignal()
         self._aborts[call.id] = abort
         return ToolContext(
-            session_id=actor.session_id,
+            session_id=session.session_id,
             turn_id=turn.turn_id,
             sequence=turn.sequence,
             call_id=call.id,
             tool_name=call.name,
-            principal_id=actor.host.principal_id,
+            principal_id=session.host.principal_id,
             parent=parent,
             predecessor=predecessor,
             abort_signal=abort,
-            host=CallHost(actor, self.questions, call, self.at.call(call.id), abort, journal, self.serve_inbox),
+            host=CallHost(session, self.questions, call, self.at.call(call.id), abort, journal, self.serve_inbox),
         )
 
     def _partial_sink(
@@ -86,7 +86,7 @@ class CallBatch:
 
         `journals` replays workflow tools resumed after a restart.
         """
-        actor = self.session
+        session = self.session
         outcomes: dict[str, ToolOutcome] = {}
         if not calls:
             return outcomes
@@ -94,12 +94,12 @@ class CallBatch:
         for call in calls:
             task = asyncio.create_task(
                 run_tool(
-                    actor.agent.tools.get(call.name),
+                    session.agent.tools.get(call.name),
                     call,
                     self._context(call, journals.get(call.id)),
                     on_partial=self._partial_sink(call, outcomes, cancelled),
-                    executor=actor.host.tool_executor,
-                    values=actor.values,
+                    executor=session.host.tool_executor,
+                    values=session.values,
                 )
             )
             tasks[task] = call
@@ -117,7 +117,7 @@ class CallBatch:
                     self._aborts.pop(call.id, None)
                     crashpoint("after-tool-effect")
                     outcomes[call.id] = outcome
-                    actor.emit(ActionResult(self.at, outcome))
+                    session.emit(ActionResult(self.at, outcome))
                 if watcher in done:
                     for task in pending:
                         task.cancel()

@@ -21,15 +21,15 @@ from eve_runtime.store.base import DeliveryRecord
 __all__ = ["clear_context"]
 
 
-async def clear_context(actor: Session, delivery: DeliveryRecord) -> None:
+async def clear_context(session: Session, delivery: DeliveryRecord) -> None:
     """Empty the idle session's history: `context.cleared`, then `session.waiting`."""
-    await actor.continue_deliveries()
-    state = actor.state
+    await session.continue_deliveries()
+    state = session.state
     state.dynamic = {slug: value for slug, value in state.dynamic.items() if value is None or value.role == "system"}
     state.summary = None
     state.compacting = False
     state.tasks_note = None  # working tasks are announced to the model again
     sequence = state.next_sequence
-    actor.emit(ContextCleared(TurnAt(sequence, f"turn_{sequence}"), actor.session_id))
-    actor.emit_waiting()
-    await actor.commit(history=[], replace_history=True, consumed=[delivery.id])
+    session.emit(ContextCleared(TurnAt(sequence, f"turn_{sequence}"), session.session_id))
+    session.emit_waiting()
+    await session.commit(history=[], replace_history=True, consumed=[delivery.id])

@@ -106,10 +106,10 @@ def compaction_prompt(previous: str | None, messages: Sequence[Message]) -> str:
     )
 
 
-def _plan(actor: Session, window: int | None, *, fold_all: bool) -> _Plan:
+def _plan(session: Session, window: int | None, *, fold_all: bool) -> _Plan:
     """Which messages are folded into the summary and which are kept verbatim."""
-    history = actor.history
-    head = 2 if actor.state.summary is not None else 0
+    history = session.history
+    head = 2 if session.state.summary is not None else 0
     rest = history[head:]
     budget = window * KEEP_SHARE if window else float("inf")
     start, used = len(rest), 0.0
@@ -125,12 +125,12 @@ def _plan(actor: Session, window: int | None, *, fold_all: bool) -> _Plan:
         start = last_user  # the newest request stays verbatim, however long
     while start < len(rest) and isinstance(rest[start], ToolMessage):
         start += 1  # a call's results stay with the call that asked for them
-    return _Plan(previous=actor.state.summary, folded=rest[:start], kept=rest[start:], cut=head + start)
+    return _Plan(previous=session.state.summary, folded=rest[:start], kept=rest[start:], cut=head + start)
 
 
-async def _summarize(actor: Session, model: Model, prompt: str) -> tuple[str, Finish | None]:
-    system = [SystemMessage(content=i.content) for i in actor.agent.manifest.instructions if i.role == "system"]
-    config = actor.agent.config
+async def _summarize(session: Session, model: Model, prompt: str) -> tuple[str, Finish | None]:
+    system = [SystemMessage(content=i.content) for i in session.agent.manifest.instructions if i.role == "system"]
+    config = session.agent.config
     request = ModelRequest(
         messages=[*system, UserMessage(content=prompt)],
         settings=ModelSettings(model_options=dict(config.model_options)),
@@ -148,31 +148,31 @@ async def _summarize(actor: Session, model: Model, prompt: str) -> tuple[str, Fi
     return summary, finish
 
 
-async def _compact(actor: Session, model: Model, requested: CompactionRequested, plan: _Plan) -> list[Message] | None:
+async def _compact(session: Session, model: Model, requested: CompactionRequested, plan: _Plan) -> list[Message] | None:
     """Summarize; on success `compaction.completed` and the new history, which the caller commits.
 
     None when the summary failed: nothing changed.
     """
     try:
-        summary, finish = await _summarize(actor, model, compaction_prompt(plan.previous, plan.folded))
+        summary, finish = await _summarize(session, model, compaction_prompt(plan.previous, plan.folded))
     except Exception as exc:  # a failed summary leaves the history as it was
-        logger.warning("session %s: compaction failed: %s", actor.session_id, exc)
+        logger.warning("session %s: compaction failed: %s", session.session_id, exc)
         return None
     if finish is not None:
-        actor.add_usage(finish)
+        session.add_usage(finish)
     crashpoint("during-compaction")
-    state = actor.state
+    state = session.state
     turn = state.turn
     if turn is not None:  # client context goes before the turn's first user message, wherever it is now
         turn.user_index = max(turn.user_index - plan.cut, 0) + 2
     state.summary = summary
     state.tasks_note = None  # the model is told about working tasks again
-    actor.emit(CompactionCompleted(requested.at, requested.session_id, requested.model_id))
+    session.emit(CompactionCompleted(requested.at, requested.session_id, requested.model_id))
     return [UserMessage(content=SUMMARY_HEADER), AssistantMessage(content=summary), *plan.kept]
 
 
-async def _context_window(actor: Session, model: Model) -> int | None:
-    configured = actor.agent.config.model_context_window_tokens
+async def _context_window(session: Session, model: Model) -> int | None:
+    configured = session.agent.config.model_context_window_tokens
     if configured is not None:
         return configured
     reported = getattr(model, "context_window_tokens", None)
@@ -183,64 +183,64 @@ async def _context_window(actor: Session, model: Model) -> int | None:
 
 
 async def compact_before_call(
-    actor: Session, model: Model, model_id: str, step_index: int, request: ModelRequest
+    session: Session, model: Model, model_id: str, step_index: int, request: ModelRequest
 ) -> bool:
     """Compact when the next call's context reaches the threshold. Returns whether history changed."""
-    window = await _context_window(actor, model)
+    window = await _context_window(session, model)
     if window is None:
         return False
     estimate = estimate_tokens(request) + len(_INSTRUCTIONS) / 4
-    if estimate < actor.agent.config.compaction.threshold_percent * window:
+    if estimate < session.agent.config.compaction.threshold_percent * window:
         return False
-    plan = _plan(actor, window, fold_all=False)
+    plan = _plan(session, window, fold_all=False)
     if not plan.folded:
         return False  # only recent messages: nothing to fold (the fixed context alone is this large)
-    requested = CompactionRequested(StepAt.of(actor.turn, step_index), actor.session_id, model_id, estimate)
-    actor.emit(requested)
-    history = await _compact(actor, model, requested, plan)
+    requested = CompactionRequested(StepAt.of(session.turn, step_index), session.session_id, model_id, estimate)
+    session.emit(requested)
+    history = await _compact(session, model, requested, plan)
     if history is None:
         return False
-    await actor.commit(history=history, replace_history=True)
+    await session.commit(history=history, replace_history=True)
     return True
 
 
-def _session_model(actor: Session) -> tuple[Model, str] | None:
+def _session_model(session: Session) -> tuple[Model, str] | None:
     """The model an idle session's compaction uses: the agent's (or the one a resolver chose)."""
-    configured = actor.agent.config.model
+    configured = session.agent.config.model
     if isinstance(configured, DynamicResolver):
-        model_id = actor.state.model_id
-        return None if model_id is None else (actor.host.model(model_id), model_id)
+        model_id = session.state.model_id
+        return None if model_id is None else (session.host.model(model_id), model_id)
     if isinstance(configured, str):
-        return actor.host.model(configured), configured
+        return session.host.model(configured), configured
     return configured, configured.model_id
 
 
-async def compact_on_request(actor: Session, delivery: DeliveryRecord) -> None:
+async def compact_on_request(session: Session, delivery: DeliveryRecord) -> None:
     """`POST .../compact` on an idle session: `compaction.requested`, `compaction.completed`, `session.waiting`.
 
     The events carry the next turn's id. A failed summary (or a compaction a crash interrupted,
     which is not run again) goes straight back to `session.waiting` with the history unchanged.
     """
-    await actor.continue_deliveries()
-    state = actor.state
-    chosen = _session_model(actor)
+    await session.continue_deliveries()
+    state = session.state
+    chosen = _session_model(session)
     interrupted = state.compacting
     history: list[Message] | None = None
-    if chosen is not None and not interrupted and actor.history:
+    if chosen is not None and not interrupted and session.history:
         model, model_id = chosen
         at = StepAt(state.next_sequence, 0, f"turn_{state.next_sequence}")
-        request = build_request(actor.agent, state, actor.history, ModelSettings(), is_root=actor.is_root)
-        requested = CompactionRequested(at, actor.session_id, model_id, estimate_tokens(request))
-        actor.emit(requested)
+        request = build_request(session.agent, state, session.history, ModelSettings(), is_root=session.is_root)
+        requested = CompactionRequested(at, session.session_id, model_id, estimate_tokens(request))
+        session.emit(requested)
         state.compacting = True
-        await actor.commit()
-        plan = _plan(actor, await _context_window(actor, model), fold_all=True)
-        history = await _compact(actor, model, requested, plan)
+        await session.commit()
+        plan = _plan(session, await _context_window(session, model), fold_all=True)
+        history = await _compact(session, model, requested, plan)
     elif interrupted:
-        logger.warning("session %s: a compaction was interrupted; it is not run again", actor.session_id)
+        logger.warning("session %s: a compaction was interrupted; it is not run again", session.session_id)
     state.compacting = False
-    actor.emit_waiting()
+    session.emit_waiting()
     if history is None:
-        await actor.commit(consumed=[delivery.id])
+        await session.commit(consumed=[delivery.id])
     else:
-        await actor.commit(history=history, replace_history=True, consumed=[delivery.id])
+        await session.commit(history=history, replace_history=True, consumed=[delivery.id])

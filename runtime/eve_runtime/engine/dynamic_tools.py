@@ -53,9 +53,9 @@ def _tool(name: str, value: Any, source: SourceInfo) -> RuntimeTool:
     return runtime_tool(name, function, schema, options, description, source)
 
 
-async def _resolve(actor: Session, base: RuntimeAgent, event: str, turn: TurnState) -> dict[str, RuntimeTool]:
+async def _resolve(session: Session, base: RuntimeAgent, event: str, turn: TurnState) -> dict[str, RuntimeTool]:
     tools: dict[str, RuntimeTool] = {}
-    context = await dynamic_context(actor, event, turn)
+    context = await dynamic_context(session, event, turn)
     for manifest in base.manifest.dynamic_tools:
         resolver = base.dynamic_tools.get(manifest.slug)
         if resolver is None or event not in resolver.events:
@@ -71,29 +71,29 @@ async def _resolve(actor: Session, base: RuntimeAgent, event: str, turn: TurnSta
     return tools
 
 
-async def apply_dynamic_tools(actor: Session, turn: TurnState, *, new_turn: bool) -> None:
+async def apply_dynamic_tools(session: Session, turn: TurnState, *, new_turn: bool) -> None:
     """Resolve what is missing and make the session's agent offer its and the turn's dynamic tools.
 
     Called when a turn opens (`new_turn`) and when an actor takes up a turn in progress.
     """
-    base = actor.base_agent
+    base = session.base_agent
     if not base.dynamic_tools:
         return
-    held = actor.dynamic_tools
+    held = session.dynamic_tools
     if held.session is None:
-        held.session = await _resolve(actor, base, "session.started", turn)
+        held.session = await _resolve(session, base, "session.started", turn)
     if new_turn or held.turn_id != turn.turn_id:
-        held.turn = await _resolve(actor, base, "turn.started", turn)
+        held.turn = await _resolve(session, base, "turn.started", turn)
         held.turn_id = turn.turn_id
-    actor.use_agent(dataclasses.replace(base, tools={**base.tools, **held.session, **held.turn}))
+    session.use_agent(dataclasses.replace(base, tools={**base.tools, **held.session, **held.turn}))
 
 
-async def restore_dynamic_tools(actor: Session) -> None:
+async def restore_dynamic_tools(session: Session) -> None:
     """An actor takes up a turn in progress: resolve its dynamic tools again (a failure is logged)."""
-    turn = actor.state.turn
-    if turn is None or not actor.agent.dynamic_tools:
+    turn = session.state.turn
+    if turn is None or not session.agent.dynamic_tools:
         return
     try:
-        await apply_dynamic_tools(actor, turn, new_turn=False)
+        await apply_dynamic_tools(session, turn, new_turn=False)
     except ResolverError as exc:
-        logger.warning("session %s: its dynamic tools could not be resolved again: %s", actor.session_id, exc)
+        logger.warning("session %s: its dynamic tools could not be resolved again: %s", session.session_id, exc)

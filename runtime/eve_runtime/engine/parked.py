@@ -41,14 +41,14 @@ from eve_runtime.tasks.relay import relay_to_parent
 __all__ = ["decide_calls", "handle_while_parked", "park_for_approval", "park_for_limit"]
 
 
-async def decide_calls(actor: Session, calls: Sequence[ToolCall]) -> dict[str, tuple[Decision, str | None]]:
+async def decide_calls(session: Session, calls: Sequence[ToolCall]) -> dict[str, tuple[Decision, str | None]]:
     """Each call's approval decision (a policy that fails refuses its call, with the reason)."""
     decisions: dict[str, tuple[Decision, str | None]] = {}
-    approved = frozenset(actor.state.approved_tools)
+    approved = frozenset(session.state.approved_tools)
     for call in calls:
-        tool = actor.agent.tools.get(call.name)
+        tool = session.agent.tools.get(call.name)
         policy = tool.options.needs_approval if tool is not None else False
-        check = ApprovalCheck(call.name, call.arguments, call.id, actor.session_id, approved)
+        check = ApprovalCheck(call.name, call.arguments, call.id, session.session_id, approved)
         try:
             decisions[call.id] = await decide(policy, check)
         except Exception as exc:  # a broken policy must not run the tool unchecked
@@ -56,23 +56,23 @@ async def decide_calls(actor: Session, calls: Sequence[ToolCall]) -> dict[str, t
     return decisions
 
 
-async def park_for_limit(actor: Session, step_index: int, exceeded: Exceeded) -> None:
+async def park_for_limit(session: Session, step_index: int, exceeded: Exceeded) -> None:
     """Ask a person whether the session may go past a budget, and park the turn (durably)."""
-    turn = actor.turn
-    request = limit_request(actor.session_id, exceeded)
+    turn = session.turn
+    request = limit_request(session.session_id, exceeded)
     pending = PendingRequest(request_id=request["requestId"], kind="session-limit", request=request)
-    actor.emit(InputRequested(StepAt.of(turn, step_index), [request]))
-    relay_to_parent(actor, "requested", {"requests": [request]})
+    session.emit(InputRequested(StepAt.of(turn, step_index), [request]))
+    relay_to_parent(session, "requested", {"requests": [request]})
     turn.awaiting = Awaiting(step_index=step_index, requests=[pending])
-    _emit_waiting(actor)
-    await actor.commit()
+    _emit_waiting(session)
+    await session.commit()
 
 
 async def park_for_approval(
-    actor: Session, step_index: int, asking: Sequence[ToolCall], history: Sequence[Message]
+    session: Session, step_index: int, asking: Sequence[ToolCall], history: Sequence[Message]
 ) -> None:
     """Raise the approval requests of a step and park the turn (durably)."""
-    turn = actor.turn
+    turn = session.turn
     requests = []
     for call in asking:
         request_id = new_request_id()
@@ -84,24 +84,24 @@ async def park_for_approval(
                 call=CallRecord(id=call.id, name=call.name, arguments=call.arguments),
             )
         )
-    actor.emit(InputRequested(StepAt.of(turn, step_index), [r.request for r in requests]))
-    relay_to_parent(actor, "requested", {"requests": [r.request for r in requests]})
+    session.emit(InputRequested(StepAt.of(turn, step_index), [r.request for r in requests]))
+    relay_to_parent(session, "requested", {"requests": [r.request for r in requests]})
     turn.awaiting = Awaiting(step_index=step_index, requests=requests)
-    _emit_waiting(actor)
-    await actor.commit(history=history)
+    _emit_waiting(session)
+    await session.commit(history=history)
 
 
-def _emit_waiting(actor: Session) -> None:
-    actor.emit(TurnWaiting(TurnAt.of(actor.turn), "input", actor.state.usage))
+def _emit_waiting(session: Session) -> None:
+    session.emit(TurnWaiting(TurnAt.of(session.turn), "input", session.state.usage))
 
 
 def _open(awaiting: Awaiting) -> list[PendingRequest]:
     return [r for r in awaiting.requests if r.option_id is None]
 
 
-async def handle_while_parked(actor: Session, delivery: DeliveryRecord) -> Handled:
+async def handle_while_parked(session: Session, delivery: DeliveryRecord) -> Handled:
     """Apply one delivery to the parked turn (see the module docstring)."""
-    turn = actor.turn
+    turn = session.turn
     awaiting = turn.awaiting
     assert awaiting is not None
     if delivery.kind == "responses":
@@ -110,36 +110,36 @@ async def handle_while_parked(actor: Session, delivery: DeliveryRecord) -> Handl
         if not answers:
             return "deferred"  # stale: it reaches the model as text once the turn is over
         for item in answers:
-            _answer(actor, pending[item["requestId"]], item.get("optionId") or item.get("text") or "", item)
-        return await _after_answers(actor, [delivery.id])
+            _answer(session, pending[item["requestId"]], item.get("optionId") or item.get("text") or "", item)
+        return await _after_answers(session, [delivery.id])
     if delivery.kind == "message":
         first = _open(awaiting)[0]
         option = match_option(first.request.get("options", []), str(delivery.payload.get("message", "")))
         if option is not None:
-            _answer(actor, first, option, {"requestId": first.request_id, "optionId": option})
-            return await _after_answers(actor, [delivery.id])
+            _answer(session, first, option, {"requestId": first.request_id, "optionId": option})
+            return await _after_answers(session, [delivery.id])
         if first.kind == "session-limit":
             return "deferred"  # neither continue nor stop: it waits, and the prompt stays
-        await _resolve(actor, withdraw="ignored")
-        actor.checkpoint_later(history=[actor.join_turn(delivery)], consumed=[delivery.id])
+        await _resolve(session, withdraw="ignored")
+        session.checkpoint_later(history=[session.join_turn(delivery)], consumed=[delivery.id])
         return "resumed"
     if delivery.kind in ("cancel", "reset"):
-        if actor.names_another_turn(delivery):
-            await actor.commit(consumed=[delivery.id])
+        if session.names_another_turn(delivery):
+            await session.commit(consumed=[delivery.id])
             return "parked"
-        history, _ = await _resolve(actor, withdraw="cancelled")
-        await actor.end_turn_cancelled(history=history, cancel=delivery if delivery.kind == "cancel" else None)
+        history, _ = await _resolve(session, withdraw="cancelled")
+        await session.end_turn_cancelled(history=history, cancel=delivery if delivery.kind == "cancel" else None)
         return "ended"
     if delivery.kind == "clear":
-        await _resolve(actor, withdraw="cancelled")
-        await actor.end_turn_cancelled(history=[], cancel=None, waiting=False)
-        await clear_context(actor, delivery)
+        await _resolve(session, withdraw="cancelled")
+        await session.end_turn_cancelled(history=[], cancel=None, waiting=False)
+        await clear_context(session, delivery)
         return "ended"
     return "deferred"
 
 
-def _answer(actor: Session, request: PendingRequest, option: str, response: dict[str, Any]) -> None:
-    turn = actor.turn
+def _answer(session: Session, request: PendingRequest, option: str, response: dict[str, Any]) -> None:
+    turn = session.turn
     assert turn.awaiting is not None
     request.option_id = option
     request.response = {
@@ -149,32 +149,32 @@ def _answer(actor: Session, request: PendingRequest, option: str, response: dict
     }
     approved = option in (APPROVE, "continue")
     at = StepAt.of(turn, turn.awaiting.step_index)
-    actor.emit(ApprovalSettled(at, request.request_id, approved, actor.host.principal_id))
+    session.emit(ApprovalSettled(at, request.request_id, approved, session.host.principal_id))
 
 
-async def _after_answers(actor: Session, consumed: list[str]) -> Handled:
-    awaiting = actor.turn.awaiting
+async def _after_answers(session: Session, consumed: list[str]) -> Handled:
+    awaiting = session.turn.awaiting
     assert awaiting is not None
     if _open(awaiting):
-        _emit_waiting(actor)
-        await actor.commit(consumed=consumed)
+        _emit_waiting(session)
+        await session.commit(consumed=consumed)
         return "parked"
-    _, stop = await _resolve(actor, withdraw=None)
+    _, stop = await _resolve(session, withdraw=None)
     if stop:  # a session-limit prompt answered `stop`: the turn ends as a cancel does
-        await actor.end_turn_cancelled(history=[], cancel=None, consumed=consumed)
+        await session.end_turn_cancelled(history=[], cancel=None, consumed=consumed)
         return "ended"
-    actor.checkpoint_later(consumed=consumed)
+    session.checkpoint_later(consumed=consumed)
     return "resumed"
 
 
-async def _resolve(actor: Session, *, withdraw: Literal["ignored", "cancelled"] | None) -> tuple[list[Message], bool]:
+async def _resolve(session: Session, *, withdraw: Literal["ignored", "cancelled"] | None) -> tuple[list[Message], bool]:
     """Close the batch: `input.resolved`, rejected calls answered, approved ones queued to run.
 
     Requests still open are withdrawn with `withdraw`. Returns the tool messages a cancel keeps
     (the calls that will never run, answered as cancelled), and whether a session-limit prompt
     was answered `stop`.
     """
-    turn = actor.turn
+    turn = session.turn
     awaiting = turn.awaiting
     assert awaiting is not None
     at = StepAt.of(turn, awaiting.step_index)
@@ -189,20 +189,20 @@ async def _resolve(actor: Session, *, withdraw: Literal["ignored", "cancelled"] 
                 resolution["outcome"] = withdraw or "cancelled"
             elif request.option_id == "continue":
                 resolution["outcome"] = "approved"
-                grant(actor.state, actor.agent.config.limits, is_root=True)
+                grant(session.state, session.agent.config.limits, is_root=True)
             else:
                 resolution["outcome"] = "denied"
                 stop = True
         else:
-            _resolve_call(actor, request, resolution, withdraw, refused, kept)
+            _resolve_call(session, request, resolution, withdraw, refused, kept)
         if request.response is not None:
             resolution["response"] = request.response
         resolutions.append(resolution)
-    actor.emit(InputResolved(at, resolutions))
-    relay_to_parent(actor, "resolved", {"resolutions": resolutions})
+    session.emit(InputResolved(at, resolutions))
+    relay_to_parent(session, "resolved", {"resolutions": resolutions})
     messages: list[Message] = []
     for outcome in refused:
-        actor.emit(ActionResult(at, outcome))
+        session.emit(ActionResult(at, outcome))
         messages.append(
             ToolMessage(
                 tool_call_id=outcome.call.id, name=outcome.call.name, content=outcome.model_content, is_error=True
@@ -211,12 +211,12 @@ async def _resolve(actor: Session, *, withdraw: Literal["ignored", "cancelled"] 
     turn.awaiting = None
     if withdraw == "cancelled":
         return [*messages, *kept], stop
-    actor.checkpoint_later(history=messages)
+    session.checkpoint_later(history=messages)
     return [], stop
 
 
 def _resolve_call(
-    actor: Session,
+    session: Session,
     request: PendingRequest,
     resolution: dict[str, Any],
     withdraw: Literal["ignored", "cancelled"] | None,
@@ -235,12 +235,12 @@ def _resolve_call(
             kept.append(_cancelled_message(call))
     elif request.option_id == APPROVE:
         resolution["outcome"] = "approved"
-        if request.call.name not in actor.state.approved_tools:
-            actor.state.approved_tools.append(request.call.name)
+        if request.call.name not in session.state.approved_tools:
+            session.state.approved_tools.append(request.call.name)
         if withdraw == "cancelled":  # approved, but the turn ends before it could run
             kept.append(_cancelled_message(call))
         else:
-            actor.turn.execute.append(request.call)
+            session.turn.execute.append(request.call)
     else:
         resolution["outcome"] = "denied" if request.option_id in NEGATIVE_OPTIONS else "invalid"
         refused.append(refused_outcome(call, request_id=request.request_id, status="denied"))

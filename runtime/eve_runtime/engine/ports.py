@@ -21,7 +21,7 @@ from eve_runtime.engine.options import RuntimeOptions
 from eve_runtime.messages import Message
 from eve_runtime.models.base import Finish, Model
 from eve_runtime.project.runtime_agent import RuntimeAgent
-from eve_runtime.store.base import SessionHandoff, SessionRecord, SessionStatus, Store
+from eve_runtime.store.base import DeliveryRecord, SessionHandoff, SessionRecord, SessionStatus, Store
 from eve_runtime.tasks.ports import Handled, TaskHost, TaskSession
 
 __all__ = ["ActorHost", "ActorLoop", "Handled", "Host", "LeaseHolder", "Session"]
@@ -66,7 +66,7 @@ class Host(TaskHost, Protocol):
 class LeaseHolder(Protocol):
     """The leases of this process, when many share the store (`eve_runtime.sessions.ownership`)."""
 
-    async def run(self, actor: Any, work: Callable[[], Awaitable[None]]) -> None:
+    async def run(self, actor: ActorLoop, work: Callable[[], Awaitable[None]]) -> None:
         """Run `work` for the actor while holding its session's lease."""
         ...
 
@@ -213,6 +213,26 @@ class ActorLoop(Session, Protocol):
 
     def stop_accepting(self) -> None:
         """The actor decided to end: a delivery arriving now needs a new actor."""
+        ...
+
+    def push(self, delivery: DeliveryRecord) -> None:
+        """Hand over a delivery that is already durable in the inbox."""
+        ...
+
+    def accepts_deliveries(self) -> bool:
+        """Whether a delivery pushed now will be handled by this actor."""
+        ...
+
+    def seen_deliveries(self) -> frozenset[str]:
+        """The deliveries this actor took into its inbox."""
+        ...
+
+    def hold_lease(self, fence: int) -> None:
+        """This process holds the session's lease with fencing token `fence`."""
+        ...
+
+    def lose_lease(self) -> None:
+        """Another process took the session over: stop at once."""
         ...
 
     def run_on(self, root: RuntimeAgent) -> bool:

@@ -186,46 +186,46 @@ def recover_executed(
     return messages, resume
 
 
-async def recover_turn(actor: Session) -> None:
+async def recover_turn(session: Session) -> None:
     """Rebuild the open turn from the events an interrupted attempt left after the checkpoint."""
-    turn = actor.state.turn
+    turn = session.state.turn
     if turn is None:
         return
-    events = await actor.events_after_checkpoint()
+    events = await session.events_after_checkpoint()
     executed: list[Message] = []
     resumed: list[CallRecord] = []
     if turn.execute and turn.execute_started:
         # Approved calls that may have started: never run again (recorded results kept),
         # except workflow tools, which resume from their journals.
-        executed, resumed = recover_executed(actor.agent, turn.execute, events)
+        executed, resumed = recover_executed(session.agent, turn.execute, events)
         turn.execute = resumed
         turn.execute_started = False
     if not events and not executed and not resumed:
         return
-    await recover_tasks(actor, events)
-    recovered = recover_steps(actor.agent, turn.turn_id, events, turn.step_index)
+    await recover_tasks(session, events)
+    recovered = recover_steps(session.agent, turn.turn_id, events, turn.step_index)
     recovered.history[0:0] = executed
     turn.execute.extend(recovered.resume)
     for usage, cost in recovered.usage:
-        add_call(actor.state.usage, usage, cost)
+        add_call(session.state.usage, usage, cost)
     turn.step_index = recovered.next_step
     # a workflow tool resumed from its journal lost nothing: that alone is no interruption
     if (recovered.interrupted and not recovered.resume) or executed:
         turn.interruptions += 1
-        logger.warning("session %s: turn %s resumed after an interruption", actor.session_id, turn.turn_id)
-    if recovered.replied and not working_tasks(actor.state):
+        logger.warning("session %s: turn %s resumed after an interruption", session.session_id, turn.turn_id)
+    if recovered.replied and not working_tasks(session.state):
         # The final reply was durable; only the turn's end was lost with the crash.
-        await actor.end_turn_completed(history=recovered.history)
+        await session.end_turn_completed(history=recovered.history)
         return
     if recovered.replied:  # ... but its tasks still work: the turn waits for them
         turn.waiting_on_tasks = True
-    if turn.interruptions > actor.host.options.max_interruptions:
-        await actor.end_turn_failed(
+    if turn.interruptions > session.host.options.max_interruptions:
+        await session.end_turn_failed(
             "STEP_INTERRUPTED",
             f"The turn was interrupted {turn.interruptions} times (more than "
-            f"{actor.host.options.max_interruptions}); it was stopped.",
+            f"{session.host.options.max_interruptions}); it was stopped.",
             None,
             history=recovered.history,
         )
         return
-    await actor.commit(history=recovered.history)
+    await session.commit(history=recovered.history)

@@ -97,21 +97,21 @@ class DynamicContext:
         return value
 
 
-async def dynamic_context(actor: Session, event: str, turn: TurnState) -> DynamicContext:
+async def dynamic_context(session: Session, event: str, turn: TurnState) -> DynamicContext:
     """The context of a session's resolvers for `event` of `turn` (`ctx.channel` read as of now)."""
-    state = actor.state
+    state = session.state
     parent, predecessor = lineage(state)
     return DynamicContext(
-        session_id=actor.session_id,
-        agent_name=actor.agent.name,
+        session_id=session.session_id,
+        agent_name=session.agent.name,
         event=event,
         turn_id=turn.turn_id,
         sequence=turn.sequence,
-        principal_id=actor.host.principal_id,
+        principal_id=session.host.principal_id,
         parent=parent,
         predecessor=predecessor,
         memo_values=state.memo,
-        channel=await session_channel(actor.host.hooks.channels, actor.agent, actor.session_id),
+        channel=await session_channel(session.host.hooks.channels, session.agent, session.session_id),
     )
 
 
@@ -169,13 +169,13 @@ def _resolves_on(agent: RuntimeAgent, event_types: Sequence[str]) -> bool:
     return any(name in event_types for resolver in resolvers for name in resolver.events)
 
 
-async def settle_before_resolvers(actor: Session, event_types: Sequence[str]) -> None:
+async def settle_before_resolvers(session: Session, event_types: Sequence[str]) -> None:
     """Let the channel handlers and hooks of the events emitted so far run before the resolvers of `event_types` do.
 
     Only when the agent has both (otherwise nothing waits, and nothing is written early).
     """
-    agent = actor.agent
+    agent = session.agent
     handled = (agent.hooks and observes(agent, event_types)) or ChannelEvents.observes(agent, event_types)
     if handled and _resolves_on(agent, event_types):
-        await actor.flush()
-        await actor.host.hooks.settle(actor.session_id)
+        await session.flush()
+        await session.host.hooks.settle(session.session_id)

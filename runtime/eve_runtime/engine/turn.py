@@ -120,12 +120,12 @@ class TurnRunner:
 
     async def run(self) -> None:
         """Run steps until the turn ends, is cancelled, or the actor asks to stop at a boundary."""
-        actor = self.session
-        while (turn := actor.state.turn) is not None and turn.awaiting is None and not turn.waiting_on_tasks:
+        session = self.session
+        while (turn := session.state.turn) is not None and turn.awaiting is None and not turn.waiting_on_tasks:
             if self.cancel_requested:
                 await self.finish_cancelled([])
                 return
-            if actor.stopping:
+            if session.stopping:
                 return
             if self.steering:
                 await self._absorb_steering()
@@ -133,16 +133,16 @@ class TurnRunner:
             if turn.tool_call is not None:
                 await run_tool_task(self, turn.tool_call)
                 return
-            await absorb_results(actor, self.task_results)
-            note_tasks(actor)
+            await absorb_results(session, self.task_results)
+            note_tasks(session)
             if await self._step() in (StepEnd.DONE, StepEnd.PARKED):
                 return
 
     async def _absorb_steering(self) -> None:
-        actor = self.session
+        session = self.session
         for delivery in list(self.steering):
             self.steering.remove(delivery)
-            actor.checkpoint_later(history=[actor.join_turn(delivery)], consumed=[delivery.id])
+            session.checkpoint_later(history=[session.join_turn(delivery)], consumed=[delivery.id])
 
     # -- one step ----------------------------------------------------------------------------
 
@@ -151,14 +151,14 @@ class TurnRunner:
         return StepAt.of(self.session.turn, step_index)
 
     async def _step(self) -> StepEnd:
-        actor = self.session
-        options = actor.host.options
-        exceeded = exceeded_limit(actor.state, actor.agent.config.limits, is_root=actor.is_root)
+        session = self.session
+        options = session.host.options
+        exceeded = exceeded_limit(session.state, session.agent.config.limits, is_root=session.is_root)
         if exceeded is not None:
-            if actor.state.task_mode:  # nobody to ask: the model call fails
+            if session.state.task_mode:  # nobody to ask: the model call fails
                 await self._finish_failed(StepFailed(exceeded.code, exceeded.message))
                 return StepEnd.DONE
-            await park_for_limit(actor, actor.turn.step_index, exceeded)
+            await park_for_limit(session, session.turn.step_index, exceeded)
             return StepEnd.PARKED
         failure: StepFailed | None = None
         for attempt in range(options.step_attempts):
@@ -181,9 +181,9 @@ class TurnRunner:
             except Exception as exc:  # a bug or a broken resolver: retried like any failed step
                 logger.warning(
                     "session %s: step %d of %s failed (attempt %d): %s",
-                    actor.session_id,
-                    actor.turn.step_index,
-                    actor.turn.turn_id,
+                    session.session_id,
+                    session.turn.step_index,
+                    session.turn.turn_id,
                     attempt + 1,
                     exc,
                     exc_info=exc,
@@ -194,28 +194,30 @@ class TurnRunner:
         return StepEnd.DONE
 
     async def _attempt_step(self) -> StepEnd:
-        actor = self.session
-        turn = actor.turn
+        session = self.session
+        turn = session.turn
         step_index = turn.step_index
-        model, model_id = await actor.model_for_step(step_index)
+        model, model_id = await session.model_for_step(step_index)
         at = self.step_at(step_index)
-        actor.emit(StepStarted(at, model_id))
-        self._model_call = ModelCall(actor.emit, at, actor.host.options)
+        session.emit(StepStarted(at, model_id))
+        self._model_call = ModelCall(session.emit, at, session.host.options)
         if turn.execute:
             await self._run_approved(step_index)
         try:
-            request = build_request(actor.agent, actor.state, actor.history, self._settings(), is_root=actor.is_root)
-            if await compact_before_call(actor, model, model_id, step_index, request):
+            request = build_request(
+                session.agent, session.state, session.history, self._settings(), is_root=session.is_root
+            )
+            if await compact_before_call(session, model, model_id, step_index, request):
                 request = build_request(
-                    actor.agent, actor.state, actor.history, self._settings(), is_root=actor.is_root
+                    session.agent, session.state, session.history, self._settings(), is_root=session.is_root
                 )
             result = await self._model_call.run(
                 model, request, cancelled=lambda: self.cancel_requested, steered=lambda: bool(self.steering)
             )
         except Steered:
-            actor.emit(StepCompleted(at, "other"))
+            session.emit(StepCompleted(at, "other"))
             turn.step_index = step_index + 1
-            actor.checkpoint_later()
+            session.checkpoint_later()
             raise
         except Cancelled:
             await self.finish_cancelled([])
@@ -228,43 +230,43 @@ class TurnRunner:
                 CONTENT_FILTER_MESSAGE,
                 {"semanticErrorId": "model-response-content-filtered", "finishReason": "content-filter"},
             )
-        actor.add_usage(finish)
+        session.add_usage(finish)
         if result.reasoning:
-            actor.emit(ReasoningCompleted(at, result.reasoning))
+            session.emit(ReasoningCompleted(at, result.reasoning))
         if result.calls:
             return await self._tool_step(step_index, result, finish)
-        actor.emit(MessageCompleted(at, finish.reason, result.text))
-        actor.emit(StepCompleted(at, finish.reason, finish.usage, finish.cost_usd))
+        session.emit(MessageCompleted(at, finish.reason, result.text))
+        session.emit(StepCompleted(at, finish.reason, finish.usage, finish.cost_usd))
         reply = AssistantMessage(content=result.text, reasoning=result.reasoning)
-        if working_tasks(actor.state) or self.task_results:  # no turn ends while one of its tasks works
+        if working_tasks(session.state) or self.task_results:  # no turn ends while one of its tasks works
             turn.step_index = step_index + 1
-            actor.checkpoint_later(history=[reply])
-            await absorb_results(actor, self.task_results)
-            if not working_tasks(actor.state):
+            session.checkpoint_later(history=[reply])
+            await absorb_results(session, self.task_results)
+            if not working_tasks(session.state):
                 return StepEnd.CONTINUE  # the results arrived meanwhile: the model reads them next
-            await park_on_tasks(actor, [])
+            await park_on_tasks(session, [])
             return StepEnd.PARKED
         if turn.output_schema is not None:
-            actor.emit(StepFailedEvent(at, "OUTPUT_SCHEMA_NOT_FULFILLED", OUTPUT_SCHEMA_MESSAGE))
-            await actor.end_turn_failed("OUTPUT_SCHEMA_NOT_FULFILLED", OUTPUT_SCHEMA_MESSAGE, None, history=[reply])
+            session.emit(StepFailedEvent(at, "OUTPUT_SCHEMA_NOT_FULFILLED", OUTPUT_SCHEMA_MESSAGE))
+            await session.end_turn_failed("OUTPUT_SCHEMA_NOT_FULFILLED", OUTPUT_SCHEMA_MESSAGE, None, history=[reply])
             return StepEnd.DONE
-        await actor.end_turn_completed(history=[reply])
+        await session.end_turn_completed(history=[reply])
         return StepEnd.DONE
 
     async def _tool_step(self, step_index: int, result: ModelResult, finish: Finish) -> StepEnd:
-        actor = self.session
-        turn = actor.turn
+        session = self.session
+        turn = session.turn
         at = self.step_at(step_index)
         reply_calls = [c for c in result.calls if c.name == REPLY_TOOL and turn.output_schema is not None]
         task_calls = [c for c in result.calls if c.name in self._task_tools]
         calls = [c for c in result.calls if c not in reply_calls and c not in task_calls]
         if result.text:
-            actor.emit(MessageCompleted(at, "tool-calls", result.text))
+            session.emit(MessageCompleted(at, "tool-calls", result.text))
         for call in [c for c in result.calls if c not in reply_calls]:
             presentation = {call.id: {"label": presentation_label(call)}} if call.name in self.delegation else None
-            actor.emit(ActionsRequested(at, [action_entry(call, self.delegation)], presentation))
-        decisions = await decide_calls(actor, calls)
-        await actor.flush()  # a call's start record is durable before the call runs
+            session.emit(ActionsRequested(at, [action_entry(call, self.delegation)], presentation))
+        decisions = await decide_calls(session, calls)
+        await session.flush()  # a call's start record is durable before the call runs
         crashpoint("after-actions-requested")
         runnable = [c for c in calls if decisions[c.id][0] in ("not-applicable", "approved")]
         asking = [c for c in calls if decisions[c.id][0] == "user-approval"]
@@ -276,29 +278,29 @@ class TurnRunner:
             decision, reason = decisions[call.id]
             if decision == "denied":
                 outcomes[call.id] = refused_outcome(call, request_id=None, status="denied", reason=reason)
-                actor.emit(ActionResult(at, outcomes[call.id]))
+                session.emit(ActionResult(at, outcomes[call.id]))
         if self.cancel_requested:
             for call in asking:
                 outcomes[call.id] = cancelled_outcome(call)
         if self.cancel_requested:
             await self.finish_cancelled(self._step_messages(result, reply_calls, outcomes))
             raise Cancelled()
-        actor.emit(StepCompleted(at, "tool-calls", finish.usage, finish.cost_usd))
+        session.emit(StepCompleted(at, "tool-calls", finish.usage, finish.cost_usd))
         wait = await run_task_calls(self, task_calls, outcomes, at, asking=bool(asking))
         messages = self._step_messages(result, reply_calls, outcomes)
         if wait is not None:
             turn.step_index = step_index + 1
-            await park_on_tasks(actor, messages, wait=wait)
+            await park_on_tasks(session, messages, wait=wait)
             return StepEnd.PARKED
         if asking:
             turn.step_index = step_index + 1
-            await park_for_approval(actor, step_index, asking, messages)
+            await park_for_approval(session, step_index, asking, messages)
             return StepEnd.PARKED
         if reply_calls:
             assert turn.output_schema is not None
             value = unwrap_reply(turn.output_schema, reply_calls[0].arguments)
-            actor.emit(ResultCompleted(at, value))
-            await actor.end_turn_completed(history=messages, result=value)
+            session.emit(ResultCompleted(at, value))
+            await session.end_turn_completed(history=messages, result=value)
             return StepEnd.DONE
         turn.step_index = step_index + 1
         crashpoint("before-checkpoint")
@@ -307,7 +309,7 @@ class TurnRunner:
             self._batch_start = turn.step_index
         # Inside a batch (model_calls_per_step > 1) the messages are saved with the batch's checkpoint;
         # until then recovery rebuilds them from the events.
-        actor.checkpoint_later(history=messages, checkpoint=boundary)
+        session.checkpoint_later(history=messages, checkpoint=boundary)
         return StepEnd.CONTINUE
 
     def _step_messages(
@@ -330,13 +332,13 @@ class TurnRunner:
 
     async def _run_approved(self, step_index: int) -> None:
         """Run the calls a person approved, first thing in the step after the approval."""
-        actor = self.session
-        turn = actor.turn
+        session = self.session
+        turn = session.turn
         calls = [ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in turn.execute]
         if not turn.execute_started:
             turn.execute_started = True  # from here on, a crash answers them as abandoned
-            actor.checkpoint_later()
-            await actor.flush()
+            session.checkpoint_later()
+            await session.flush()
         journals = {c.id: c.journal for c in turn.execute if c.journal is not None}
         outcomes = await self.run_tools(calls, step_index, journals=journals)
         messages: list[Message] = [
@@ -350,7 +352,7 @@ class TurnRunner:
         if self.cancel_requested:
             await self.finish_cancelled(messages)
             raise Cancelled()
-        actor.checkpoint_later(history=messages)
+        session.checkpoint_later(history=messages)
 
     # -- the model call ----------------------------------------------------------------------
 
@@ -380,7 +382,7 @@ class TurnRunner:
         await self.session.end_turn_cancelled(history=history, cancel=self.cancel_delivery)
 
     async def _finish_failed(self, failure: StepFailed) -> None:
-        actor = self.session
-        turn = actor.turn
-        actor.emit(StepFailedEvent(StepAt.of(turn), failure.code, failure.message, failure.details))
-        await actor.end_turn_failed(failure.code, failure.message, failure.details)
+        session = self.session
+        turn = session.turn
+        session.emit(StepFailedEvent(StepAt.of(turn), failure.code, failure.message, failure.details))
+        await session.end_turn_failed(failure.code, failure.message, failure.details)

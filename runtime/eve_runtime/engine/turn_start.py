@@ -69,15 +69,15 @@ def model_text_of(delivery: DeliveryRecord) -> str:
     return str(delivery.payload.get("message", ""))
 
 
-async def start_turn(actor: Session, delivery: DeliveryRecord) -> None:
+async def start_turn(session: Session, delivery: DeliveryRecord) -> None:
     """Open a turn for a message: `session.started` first (once), `turn.started`, `message.received`."""
-    state = actor.state
+    state = session.state
     sequence = state.next_sequence
     turn = TurnState(
         turn_id=f"turn_{sequence}",
         sequence=sequence,
         delivery_ids=[delivery.id],
-        user_index=len(actor.history),
+        user_index=len(session.history),
         client_context=client_context_entries(delivery.payload.get("clientContext")),
         output_schema=delivery.payload.get("outputSchema"),
         task_call=delivery.payload.get("taskCall"),
@@ -85,7 +85,7 @@ async def start_turn(actor: Session, delivery: DeliveryRecord) -> None:
     )
     state.next_sequence = sequence + 1
     state.turn = turn
-    actor.own_events([delivery.id])
+    session.own_events([delivery.id])
     opening: list[Message] = []
     first = not state.started
     if first:
@@ -103,24 +103,26 @@ async def start_turn(actor: Session, delivery: DeliveryRecord) -> None:
         if isinstance(predecessor, dict) and isinstance(predecessor.get("sessionId"), str):
             state.predecessor = predecessor["sessionId"]  # set only by a replacement (eve_runtime.sessions.replacement)
         state.started = True
-        actor.emit(SessionStarted(actor.host.runtime_info(actor.agent), state.predecessor, state.parent))
-        opening.extend(static_user_instructions(actor.agent))
+        session.emit(SessionStarted(session.host.runtime_info(session.agent), state.predecessor, state.parent))
+        opening.extend(static_user_instructions(session.agent))
         turn.user_index += len(opening)
     at = TurnAt.of(turn)
-    actor.emit(TurnStarted(at))
+    session.emit(TurnStarted(at))
     text, parts = message_of(delivery)
-    actor.emit(MessageReceived(at, text, parts))
+    session.emit(MessageReceived(at, text, parts))
     user = UserMessage(content=model_text_of(delivery))
     try:
-        extra = await _resolve_dynamic(actor, turn, first=not state.session_resolved)
+        extra = await _resolve_dynamic(session, turn, first=not state.session_resolved)
     except ResolverError as exc:
         history = [*opening, user]
-        await actor.end_turn_failed("DYNAMIC_RESOLVER_FAILED", str(exc), None, history=history, consumed=[delivery.id])
+        await session.end_turn_failed(
+            "DYNAMIC_RESOLVER_FAILED", str(exc), None, history=history, consumed=[delivery.id]
+        )
         return
     opening.extend(extra)  # user-role dynamic instructions enter history once, before the message
     turn.user_index += len(extra)
     opening.append(user)
-    actor.checkpoint_later(history=opening, consumed=[delivery.id])
+    session.checkpoint_later(history=opening, consumed=[delivery.id])
     crashpoint("after-turn-start")
 
 
@@ -133,42 +135,42 @@ def _split(values: dict[str, DynamicValue | None]) -> tuple[dict[str, DynamicVal
     return system, user
 
 
-async def _resolve_dynamic(actor: Session, turn: TurnState, *, first: bool) -> list[Message]:
+async def _resolve_dynamic(session: Session, turn: TurnState, *, first: bool) -> list[Message]:
     """Resolve the dynamic instructions and model; returns the user-role messages for history.
 
     The `session.started` resolvers run with the session's first turn, and again at the next
     turn when they failed (a memo that raised is tried again).
     """
-    await settle_before_resolvers(actor, ("session.started", "turn.started") if first else ("turn.started",))
-    model = actor.agent.config.model
+    await settle_before_resolvers(session, ("session.started", "turn.started") if first else ("turn.started",))
+    model = session.agent.config.model
     added: list[Message] = []
     if first:
-        context = await dynamic_context(actor, "session.started", turn)
-        actor.state.dynamic, added = _split(await resolve_instructions(actor.agent, "session.started", context))
+        context = await dynamic_context(session, "session.started", turn)
+        session.state.dynamic, added = _split(await resolve_instructions(session.agent, "session.started", context))
         if isinstance(model, DynamicResolver) and "session.started" in model.events:
-            actor.state.model_id = await resolve_model_id(model, "session.started", context)
-        actor.state.session_resolved = True
-    context = await dynamic_context(actor, "turn.started", turn)
-    turn.dynamic, turn_added = _split(await resolve_instructions(actor.agent, "turn.started", context))
+            session.state.model_id = await resolve_model_id(model, "session.started", context)
+        session.state.session_resolved = True
+    context = await dynamic_context(session, "turn.started", turn)
+    turn.dynamic, turn_added = _split(await resolve_instructions(session.agent, "turn.started", context))
     if isinstance(model, DynamicResolver) and "turn.started" in model.events:
         turn.model_id = await resolve_model_id(model, "turn.started", context)
-    await apply_dynamic_tools(actor, turn, new_turn=True)
+    await apply_dynamic_tools(session, turn, new_turn=True)
     return [*added, *turn_added]
 
 
-async def model_for_step(actor: Session, step_index: int) -> tuple[Model, str]:
+async def model_for_step(session: Session, step_index: int) -> tuple[Model, str]:
     """The model of the turn's next call, and the id `step.started` reports."""
-    configured = actor.agent.config.model
-    turn = actor.turn
+    configured = session.agent.config.model
+    turn = session.turn
     if isinstance(configured, DynamicResolver):
-        model_id = turn.model_id or actor.state.model_id
+        model_id = turn.model_id or session.state.model_id
         if "step.started" in configured.events:
-            context = dataclasses.replace(await dynamic_context(actor, "step.started", turn), step_index=step_index)
+            context = dataclasses.replace(await dynamic_context(session, "step.started", turn), step_index=step_index)
             model_id = await resolve_model_id(configured, "step.started", context)
         if model_id is None:
             raise ResolverError("The dynamic model resolver chose no model for this turn.")
-        return actor.host.model(model_id), model_id
+        return session.host.model(model_id), model_id
     if isinstance(configured, str):
-        return actor.host.model(configured), configured
+        return session.host.model(configured), configured
     model: Model = configured
     return model, model.model_id

@@ -110,7 +110,7 @@ class QuestionBoard:
         """Apply a delivery that answers open questions; whether it did (it is then consumed)."""
         if not self.open:
             return False
-        actor = self.session
+        session = self.session
         if delivery.kind == "responses":
             items = [i for i in delivery.payload.get("inputResponses", []) if i.get("requestId") in self.open]
             for item in items:
@@ -123,13 +123,13 @@ class QuestionBoard:
             matched = first.matches(str(delivery.payload.get("message", "")))
             if matched is None:
                 return False  # it steers the turn instead
-            actor.join_turn(delivery)  # recorded just before the input.resolved it produces
+            session.join_turn(delivery)  # recorded just before the input.resolved it produces
             self.close(first.request_id, "answered", matched)
             answered = True
         else:
             return False
         if answered:
-            actor.checkpoint_later(consumed=[delivery.id], checkpoint=False)  # mid-step: the events are the record
+            session.checkpoint_later(consumed=[delivery.id], checkpoint=False)  # mid-step: the events are the record
         return answered
 
     def cancel_all(self) -> None:
@@ -264,24 +264,24 @@ class CallHost:
         if entry is not None and "answer" in entry:
             answer: AskResult = entry["answer"]
             return answer
-        actor = self.session
+        session = self.session
         if entry is None:
-            if actor.state.task_mode:
+            if session.state.task_mode:
                 return {"status": "unavailable"}  # nobody to ask
             if self.abort.aborted:
                 return {"status": "cancelled"}
             full = {"requestId": new_request_id(), "kind": "question", **request}
-            actor.emit(InputRequested(self.at, [full]))
+            session.emit(InputRequested(self.at, [full]))
         else:
             full = entry["request"]  # asked before a restart: the same question waits again, not asked twice
-        actor.emit(TurnWaiting(TurnAt.of(actor.turn), "input", actor.state.usage))
-        await actor.flush()  # the question is durable (and the wait shown) before anyone can answer it
-        await relay_now(actor, "requested", {"requests": [full]})  # a subagent's person is its parent's
+        session.emit(TurnWaiting(TurnAt.of(session.turn), "input", session.state.usage))
+        await session.flush()  # the question is durable (and the wait shown) before anyone can answer it
+        await relay_now(session, "requested", {"requests": [full]})  # a subagent's person is its parent's
         question = self.board.add(full, self.call.id)
         if await self._aborted_within(question.future):
             self.board.close(question.request_id, "cancelled")  # withdrawn: the turn was steered
         if question.resolution is not None:
-            await relay_now(actor, "resolved", {"resolutions": [question.resolution]})
+            await relay_now(session, "resolved", {"resolutions": [question.resolution]})
         return question.future.result() if question.future.done() else {"status": "cancelled"}
 
     async def sleep(self, seconds: float) -> SleepResult:
@@ -315,8 +315,8 @@ class CallHost:
         return output
 
     async def reply(self, output: Any) -> dict[str, Any]:
-        actor = self.session
-        turn = actor.turn
+        session = self.session
+        turn = session.turn
         if self.inbox is None or turn.tool_call is None:
             raise RuntimeError("ctx.reply() works in a tool marked @tool(serve=True), running as a task")
         entry = self._replay("reply")
@@ -324,16 +324,16 @@ class CallHost:
         call_id = entry["callId"] if entry is not None else turn.task_call
         if entry is None:
             self._journal_partial({"status": "replied", "callId": call_id, "output": value})
-            await actor.flush()
-        await report_reply(actor, str(call_id), value)  # again after a restart: the parent drops the repeat
+            await session.flush()
+        await report_reply(session, str(call_id), value)  # again after a restart: the parent drops the repeat
         received = self._replay("input")
         if received is None:
             delivery = await self.inbox.next()
             item = delivery.payload["serveInput"]
             received = {"callId": item["callId"], "input": item.get("arguments", {})}
             self._journal_partial({"status": "received", **received})
-            actor.checkpoint_later(consumed=[delivery.id], checkpoint=False)  # with its journal entry
-            await actor.flush()
+            session.checkpoint_later(consumed=[delivery.id], checkpoint=False)  # with its journal entry
+            await session.flush()
         turn.task_call = str(received["callId"])  # the turn now works for that call
         result: dict[str, Any] = received["input"]
         return result

@@ -55,73 +55,73 @@ def tool_task_names(agent: RuntimeAgent) -> set[str]:
     return {name for name, tool in agent.tools.items() if tool.options.task}
 
 
-async def dispatch_tool_task(actor: TaskSession, call: ToolCall, at: StepAt) -> ToolOutcome:
+async def dispatch_tool_task(session: TaskSession, call: ToolCall, at: StepAt) -> ToolOutcome:
     """Start a tool task (or give a served one more input): the work runs in a session of its own."""
-    state = actor.state
+    state = session.state
     if call.arguments.get("taskId") is not None:
-        return await _serve_again(actor, call, at)
+        return await _serve_again(session, call, at)
     if len(working_tasks(state)) >= MAX_WORKING_TASKS:
         return refusal(call, "TOO_MANY_TASKS", f"At most {MAX_WORKING_TASKS} tasks can work at once.")
     task = TaskState(
         task_id=new_task_id(call.name),
         name=call.name,
         kind="tool",
-        node_id=actor.agent.manifest.node_id,
+        node_id=session.agent.manifest.node_id,
         child_session_id=new_session_id(),
         call_id=call.id,
-        turn_id=actor.turn.turn_id,
+        turn_id=session.turn.turn_id,
     )
     state.tasks[task.task_id] = task
     text = f"Started task {task.task_id}. Its result will arrive in a <task_result> message."
-    return await _give(actor, task, call, at, text, new_child=True)
+    return await _give(session, task, call, at, text, new_child=True)
 
 
-async def _serve_again(actor: TaskSession, call: ToolCall, at: StepAt) -> ToolOutcome:
+async def _serve_again(session: TaskSession, call: ToolCall, at: StepAt) -> ToolOutcome:
     task_id = str(call.arguments["taskId"])
-    task = actor.state.tasks.get(task_id)
+    task = session.state.tasks.get(task_id)
     if task is None or task.kind != "tool" or task.name != call.name:
         return refusal(call, "UNKNOWN_TASK", f"There is no task {task_id!r} of {call.name} in this session.")
     if task.ended:
         return refusal(call, "TASK_ENDED", f"Task {task_id} has ended; call {call.name} without taskId to start one.")
     if task.status == "working":
         return refusal(call, "TASK_BUSY", f"Task {task_id} is still working; wait for its result first.")
-    task.status, task.call_id, task.turn_id = "working", call.id, actor.turn.turn_id
+    task.status, task.call_id, task.turn_id = "working", call.id, session.turn.turn_id
     text = f"Sent to task {task.task_id}. Its result will arrive in a <task_result> message."
-    return await _give(actor, task, call, at, text, new_child=False)
+    return await _give(session, task, call, at, text, new_child=False)
 
 
 async def _give(
-    actor: TaskSession, task: TaskState, call: ToolCall, at: StepAt, text: str, *, new_child: bool
+    session: TaskSession, task: TaskState, call: ToolCall, at: StepAt, text: str, *, new_child: bool
 ) -> ToolOutcome:
     """`task.started` and the receipt, durable before the task's session gets the work."""
-    actor.emit(TaskStarted(task))
+    session.emit(TaskStarted(task))
     outcome = ToolOutcome(
         call=call, status="completed", output={"status": "working", "taskId": task.task_id}, model_content=text
     )
-    actor.emit(ActionResult(at, outcome))
-    await actor.flush()
-    await give_work(actor, task, "", new_child=new_child, tool_call=call)
+    session.emit(ActionResult(at, outcome))
+    await session.flush()
+    await give_work(session, task, "", new_child=new_child, tool_call=call)
     return outcome
 
 
 async def run_task_call(
-    actor: TaskSession,
+    session: TaskSession,
     call: ToolCall,
     delegation: dict[str, tuple[str, ToolDefinition]],
     at: StepAt,
 ) -> ToolOutcome:
     """Run a delegation call, a tool task or `eve__task_cancel`, emitting its `action.result` (and task events)."""
     if call.name == TASK_CANCEL:
-        outcome = await task_cancel_call(actor, call)
+        outcome = await task_cancel_call(session, call)
     elif call.name not in delegation:
-        outcome = await dispatch_tool_task(actor, call, at)
+        outcome = await dispatch_tool_task(session, call, at)
         if not outcome.is_error:
             return outcome
     else:
-        outcome = await dispatch(actor, call, delegation[call.name][0], at)
+        outcome = await dispatch(session, call, delegation[call.name][0], at)
         if not outcome.is_error:
             return outcome  # dispatch emitted the receipt between `task.started` and `agent.started`
-    actor.emit(ActionResult(at, outcome))
+    session.emit(ActionResult(at, outcome))
     return outcome
 
 
@@ -134,34 +134,34 @@ async def run_task_calls(
     asking: bool,
 ) -> ToolCall | None:
     """Start tasks and stop them; returns the `eve__task_wait` call when the turn should wait now."""
-    actor = runner.session
+    session = runner.session
     wait: ToolCall | None = None
     for call in calls:
         if call.name != TASK_WAIT:
-            outcomes[call.id] = await run_task_call(actor, call, runner.delegation, at)
+            outcomes[call.id] = await run_task_call(session, call, runner.delegation, at)
     for call in calls:
         if call.name != TASK_WAIT:
             continue
-        if wait is None and not asking and not runner.task_results and working_tasks(actor.state):
+        if wait is None and not asking and not runner.task_results and working_tasks(session.state):
             wait = call  # answered when the wait ends
             continue
         text = "A task result arrived." if runner.task_results else "No task is working."
         outcomes[call.id] = ToolOutcome(call=call, status="completed", output=text, model_content=text)
-        actor.emit(ActionResult(at, outcomes[call.id]))
+        session.emit(ActionResult(at, outcomes[call.id]))
     return wait
 
 
 async def run_tool_task(runner: TaskTurn, record: CallRecord) -> None:
     """A tool task's session: run its one call (resuming it after a restart), and end with its result."""
-    actor = runner.session
-    turn = actor.turn
+    session = runner.session
+    turn = session.turn
     call = ToolCall(id=record.id, name=record.name, arguments=record.arguments)
-    done = next((m for m in actor.history if isinstance(m, ToolMessage) and m.tool_call_id == call.id), None)
+    done = next((m for m in session.history if isinstance(m, ToolMessage) and m.tool_call_id == call.id), None)
     if done is None:
         journal = next((c.journal for c in turn.execute if c.id == call.id), None)
         if not turn.execute:  # the first attempt: its start record is durable before it runs
-            actor.emit(ActionsRequested(runner.step_at(0), [tool_call_action(call)]))
-            await actor.flush()
+            session.emit(ActionsRequested(runner.step_at(0), [tool_call_action(call)]))
+            await session.flush()
         turn.execute = []
         outcome = (await runner.run_tools([call], 0, journals={call.id: journal or []}))[call.id]
         if runner.cancel_requested:
@@ -176,10 +176,10 @@ async def run_tool_task(runner: TaskTurn, record: CallRecord) -> None:
             is_error=done.is_error,
         )
     if outcome.status == "completed":
-        await actor.end_turn_completed(history=[], result=outcome.output)
+        await session.end_turn_completed(history=[], result=outcome.output)
     else:
         error = outcome.error or {"code": "EXECUTION_FAILED", "message": outcome.model_content}
-        await actor.end_turn_failed(str(error.get("code", "EXECUTION_FAILED")), str(error.get("message", "")), None)
+        await session.end_turn_failed(str(error.get("code", "EXECUTION_FAILED")), str(error.get("message", "")), None)
 
 
 def _parsed(content: str) -> Any:

@@ -183,16 +183,16 @@ def refusal(call: ToolCall, code: str, message: str) -> ToolOutcome:
     )
 
 
-async def dispatch(actor: TaskSession, call: ToolCall, node_id: str, at: StepAt) -> ToolOutcome:
+async def dispatch(session: TaskSession, call: ToolCall, node_id: str, at: StepAt) -> ToolOutcome:
     """Start a task for a delegation call (or send its child another message); emits the task events."""
-    state = actor.state
-    turn = actor.turn
+    state = session.state
+    turn = session.turn
     message = call.arguments.get("message")
     if not isinstance(message, str) or not message.strip():
         return refusal(call, "INVALID_TOOL_INPUT", "message: a non-empty string is required")
     task_id = call.arguments.get("taskId")
-    timeout = actor.host.delegation_timeout(node_id)
-    deadline = actor.host.now() + timeout if timeout is not None else None
+    timeout = session.host.delegation_timeout(node_id)
+    deadline = session.host.now() + timeout if timeout is not None else None
     if task_id is not None:
         task = state.tasks.get(str(task_id))
         if task is None:
@@ -201,13 +201,13 @@ async def dispatch(actor: TaskSession, call: ToolCall, node_id: str, at: StepAt)
             return refusal(call, "AGENT_MISMATCH", f"Task {task_id!r} belongs to {task.name!r}, not {call.name!r}.")
         if task.status == "working":
             return refusal(call, "AGENT_BUSY", f"Task {task_id!r} is still working; wait for its result first.")
-        if not await actor.host.session_active(task.child_session_id):
+        if not await session.host.session_active(task.child_session_id):
             return refusal(call, "AGENT_SESSION_ENDED", f"The session of task {task_id!r} has ended.")
         task.status, task.call_id, task.turn_id, task.deadline = "working", call.id, turn.turn_id, deadline
         text = f"Sent to task {task.task_id}. Its reply will arrive in a <task_result> message."
-        _emit_started(actor, task, call, at, text, new_child=False)
-        await actor.flush()  # the parent knows of the work before the child gets it
-        await give_work(actor, task, message, new_child=False)
+        _emit_started(session, task, call, at, text, new_child=False)
+        await session.flush()  # the parent knows of the work before the child gets it
+        await give_work(session, task, message, new_child=False)
         return receipt(call, text)
     if sum(1 for t in state.tasks.values() if t.status == "working") >= MAX_WORKING_TASKS:
         return refusal(call, "TOO_MANY_TASKS", f"At most {MAX_WORKING_TASKS} tasks can work at once.")
@@ -226,14 +226,14 @@ async def dispatch(actor: TaskSession, call: ToolCall, node_id: str, at: StepAt)
         f"Started task {task_id}. Its result will arrive in a <task_result> message. To send it another message, "
         f"call {call.name} again with taskId {task_id}."
     )
-    _emit_started(actor, task, call, at, text, new_child=True)
-    await actor.flush()  # the parent knows of the child before it exists: a crash now loses nothing
-    await give_work(actor, task, message, new_child=True)
+    _emit_started(session, task, call, at, text, new_child=True)
+    await session.flush()  # the parent knows of the child before it exists: a crash now loses nothing
+    await give_work(session, task, message, new_child=True)
     return receipt(call, text)
 
 
 async def give_work(
-    actor: TaskSession, task: TaskState, message: str, *, new_child: bool, tool_call: ToolCall | None = None
+    session: TaskSession, task: TaskState, message: str, *, new_child: bool, tool_call: ToolCall | None = None
 ) -> None:
     """Create the child of a new task, or give an existing child the task's current message (both once).
 
@@ -241,23 +241,23 @@ async def give_work(
     and the child's creation cannot strand a task. A tool task's child runs `tool_call`.
     """
     if tool_call is not None and new_child:
-        task.child_session_id = await actor.host.create_child(actor.session_id, task, "", tool_call=tool_call)
+        task.child_session_id = await session.host.create_child(session.session_id, task, "", tool_call=tool_call)
     elif tool_call is not None:
         arguments = {k: v for k, v in tool_call.arguments.items() if k != "taskId"}
-        if not await actor.host.serve_input(task, arguments):
+        if not await session.host.serve_input(task, arguments):
             error = {"code": "TASK_ENDED", "message": f"Task {task.task_id} has ended."}
-            result = settle_task(actor, {"taskId": task.task_id, "status": "failed", "error": error})
+            result = settle_task(session, {"taskId": task.task_id, "status": "failed", "error": error})
             if result is not None:
-                actor.checkpoint_later(history=[result])
+                session.checkpoint_later(history=[result])
     elif new_child:
-        child = actor.host.agent_for_node(task.node_id, actor.root)
+        child = session.host.agent_for_node(task.node_id, session.root)
         wrapped = first_message(task.name, child.manifest.description, message)
-        task.child_session_id = await actor.host.create_child(actor.session_id, task, wrapped)
-    elif not await actor.host.send_to_child(task, message):
+        task.child_session_id = await session.host.create_child(session.session_id, task, wrapped)
+    elif not await session.host.send_to_child(task, message):
         error = {"code": "AGENT_SESSION_ENDED", "message": f"The session of task {task.task_id} has ended."}
-        result = settle_task(actor, {"taskId": task.task_id, "status": "failed", "error": error})
+        result = settle_task(session, {"taskId": task.task_id, "status": "failed", "error": error})
         if result is not None:
-            actor.checkpoint_later(history=[result])
+            session.checkpoint_later(history=[result])
 
 
 def action_entry(call: ToolCall, delegation: dict[str, tuple[str, ToolDefinition]]) -> dict[str, Any]:
@@ -278,59 +278,59 @@ def presentation_label(call: ToolCall) -> str:
 
 
 def _emit_started(
-    actor: TaskSession, task: TaskState, call: ToolCall, at: StepAt, text: str, *, new_child: bool
+    session: TaskSession, task: TaskState, call: ToolCall, at: StepAt, text: str, *, new_child: bool
 ) -> None:
-    actor.emit(TaskStarted(task))
-    actor.emit(ActionResult(at, receipt(call, text)))
+    session.emit(TaskStarted(task))
+    session.emit(ActionResult(at, receipt(call, text)))
     if new_child:
-        actor.emit(AgentStarted(task))
+        session.emit(AgentStarted(task))
 
 
-def settle_task(actor: TaskSession, payload: dict[str, Any]) -> UserMessage | None:
+def settle_task(session: TaskSession, payload: dict[str, Any]) -> UserMessage | None:
     """Apply a child's report: `task.settled`, and the `<task_result>` message for the model (None if stale)."""
-    task = actor.state.tasks.get(str(payload.get("taskId")))
+    task = session.state.tasks.get(str(payload.get("taskId")))
     if task is not None and payload.get("final"):
         task.ended = True  # a served tool returned: it takes no more calls
     if task is None or task.status != "working" or payload.get("callId") not in (None, task.call_id):
         return None
     if "relay" in payload:
-        apply_relay(actor, task, payload)
+        apply_relay(session, task, payload)
         return None
-    withdraw_relayed(actor, task)
-    add_reported(actor.state.usage, payload.get("usage") or {})
+    withdraw_relayed(session, task)
+    add_reported(session.state.usage, payload.get("usage") or {})
     status = str(payload.get("status", "completed"))
     task.status = "idle"
     if status == "completed":
         body = payload.get("output")
-        actor.emit(TaskSettled(task, status, output=body))
+        session.emit(TaskSettled(task, status, output=body))
     else:
         error = payload.get("error") or {"message": f"The task {status}."}
         body = error.get("message", "")
-        actor.emit(TaskSettled(task, status, error=error))
+        session.emit(TaskSettled(task, status, error=error))
     text = body if isinstance(body, str) else json.dumps(body, separators=(",", ":"))
     return task_result_message(task, status, text)
 
 
-async def cancel_tasks(actor: TaskSession, *, reason: str, task_ids: list[str] | None = None) -> None:
+async def cancel_tasks(session: TaskSession, *, reason: str, task_ids: list[str] | None = None) -> None:
     """Stop working tasks (all of them, or those named): `task.settled` cancelled, and a cancel to each child."""
-    for task in actor.state.tasks.values():
+    for task in session.state.tasks.values():
         if task.status != "working" or (task_ids is not None and task.task_id not in task_ids):
             continue
-        withdraw_relayed(actor, task)
+        withdraw_relayed(session, task)
         task.status = "idle"
-        actor.emit(TaskSettled(task, "cancelled", cancel_reason=reason))
-        await actor.host.cancel(task.child_session_id)
+        session.emit(TaskSettled(task, "cancelled", cancel_reason=reason))
+        await session.host.cancel(task.child_session_id)
 
 
-async def task_cancel_call(actor: TaskSession, call: ToolCall) -> ToolOutcome:
+async def task_cancel_call(session: TaskSession, call: ToolCall) -> ToolOutcome:
     """`eve__task_cancel`."""
     task_id = str(call.arguments.get("taskId", ""))
-    task = actor.state.tasks.get(task_id)
+    task = session.state.tasks.get(task_id)
     if task is None:
         return refusal(call, "UNKNOWN_TASK", f"There is no task {task_id!r} in this session.")
     if task.status != "working":
         return receipt(call, f"Task {task_id} had no work to stop.")
-    await cancel_tasks(actor, reason="cancelled", task_ids=[task_id])
+    await cancel_tasks(session, reason="cancelled", task_ids=[task_id])
     return receipt(call, f"Stopped task {task_id}.")
 
 

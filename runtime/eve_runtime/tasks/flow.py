@@ -32,18 +32,18 @@ __all__ = [
 ]
 
 
-def next_wake(actor: TaskSession) -> float | None:
+def next_wake(session: TaskSession) -> float | None:
     """When the session must be looked at again: a wait's timeout or a task's deadline."""
-    times = [t.deadline for t in working_tasks(actor.state) if t.deadline is not None]
-    turn = actor.state.turn
+    times = [t.deadline for t in working_tasks(session.state) if t.deadline is not None]
+    turn = session.state.turn
     if turn is not None and turn.wait_deadline is not None:
         times.append(turn.wait_deadline)
     return min(times) if times else None
 
 
-def _resume(actor: TaskSession, reason: str, messages: list[Message], consumed: list[str]) -> None:
+def _resume(session: TaskSession, reason: str, messages: list[Message], consumed: list[str]) -> None:
     """End the wait: answer the `eve__task_wait` call (if any), then the new messages, then run on."""
-    turn = actor.turn
+    turn = session.turn
     history: list[Message] = []
     if turn.wait_call is not None:
         history.append(ToolMessage(tool_call_id=turn.wait_call.id, name=turn.wait_call.name, content=reason))
@@ -51,100 +51,100 @@ def _resume(actor: TaskSession, reason: str, messages: list[Message], consumed: 
     turn.waiting_on_tasks = False
     turn.wait_call = None
     turn.wait_deadline = None
-    actor.checkpoint_later(history=history, consumed=consumed)
+    session.checkpoint_later(history=history, consumed=consumed)
 
 
-async def expire_tasks(actor: TaskSession) -> list[Message]:
+async def expire_tasks(session: TaskSession) -> list[Message]:
     """Settle the working tasks past their deadline as `TIMED_OUT` (stopping their children); their messages."""
-    now = actor.host.now()
+    now = session.host.now()
     messages: list[Message] = []
-    for task in working_tasks(actor.state):
+    for task in working_tasks(session.state):
         if task.deadline is not None and task.deadline <= now:
             error = {"code": "TIMED_OUT", "message": f"Task {task.task_id} did not finish within its time limit."}
-            message = settle_task(actor, {"taskId": task.task_id, "status": "failed", "error": error})
+            message = settle_task(session, {"taskId": task.task_id, "status": "failed", "error": error})
             if message is not None:
                 messages.append(message)
-                await actor.host.cancel(task.child_session_id)
+                await session.host.cancel(task.child_session_id)
     return messages
 
 
-async def handle_while_waiting(actor: TaskSession, delivery: DeliveryRecord | None) -> Handled:
+async def handle_while_waiting(session: TaskSession, delivery: DeliveryRecord | None) -> Handled:
     """Apply a delivery (or, with None, the clock) to a turn waiting on its tasks."""
-    turn = actor.turn
-    expired = await expire_tasks(actor)
+    turn = session.turn
+    expired = await expire_tasks(session)
     if delivery is None:
-        timed_out = turn.wait_deadline is not None and turn.wait_deadline <= actor.host.now()
+        timed_out = turn.wait_deadline is not None and turn.wait_deadline <= session.host.now()
         if expired or timed_out:
-            _resume(actor, "A task result arrived." if expired else "The wait timed out.", expired, [])
+            _resume(session, "A task result arrived." if expired else "The wait timed out.", expired, [])
             return "resumed"
         return "parked"
     if delivery.kind == "task":
-        message = settle_task(actor, delivery.payload)
+        message = settle_task(session, delivery.payload)
         results = [*expired, *([message] if message is not None else [])]
         if not results:
-            await actor.commit(consumed=[delivery.id])
+            await session.commit(consumed=[delivery.id])
             return "parked"
-        _resume(actor, "A task result arrived.", results, [delivery.id])
+        _resume(session, "A task result arrived.", results, [delivery.id])
         return "resumed"
-    if delivery.kind in ("message", "responses") and await forward_answers(actor, delivery):
+    if delivery.kind in ("message", "responses") and await forward_answers(session, delivery):
         return "parked"  # an answer to a child's request: the child settles it and reports back
     if delivery.kind == "message":
-        _resume(actor, "A new message arrived.", [*expired, actor.join_turn(delivery)], [delivery.id])
+        _resume(session, "A new message arrived.", [*expired, session.join_turn(delivery)], [delivery.id])
         return "resumed"
     if delivery.kind in ("cancel", "reset"):
-        if actor.names_another_turn(delivery):
-            await actor.commit(consumed=[delivery.id])
+        if session.names_another_turn(delivery):
+            await session.commit(consumed=[delivery.id])
             return "parked"
         history: list[Message] = list(expired)
         if turn.wait_call is not None:
             history.insert(
                 0, ToolMessage(tool_call_id=turn.wait_call.id, name=turn.wait_call.name, content="Cancelled.")
             )
-        await actor.end_turn_cancelled(history=history, cancel=delivery if delivery.kind == "cancel" else None)
+        await session.end_turn_cancelled(history=history, cancel=delivery if delivery.kind == "cancel" else None)
         return "ended"
     return "deferred"
 
 
-async def absorb_results(actor: TaskSession, deliveries: list[DeliveryRecord]) -> None:
+async def absorb_results(session: TaskSession, deliveries: list[DeliveryRecord]) -> None:
     """Task reports (and answers to relayed requests) that reached a running turn, at a step boundary."""
     for delivery in deliveries:
         if delivery.kind == "responses":
-            await forward_answers(actor, delivery)
+            await forward_answers(session, delivery)
             continue
-        message = settle_task(actor, delivery.payload)
-        actor.checkpoint_later(history=[message] if message is not None else [], consumed=[delivery.id])
+        message = settle_task(session, delivery.payload)
+        session.checkpoint_later(history=[message] if message is not None else [], consumed=[delivery.id])
     deliveries.clear()
 
 
-def note_tasks(actor: TaskSession) -> None:
+def note_tasks(session: TaskSession) -> None:
     """Give the model a fresh `[Tasks]` note when the tasks changed since the last one."""
-    note = tasks_note(actor.state)
-    if note is not None and note != actor.state.tasks_note:
-        actor.state.tasks_note = note
-        actor.checkpoint_later(history=[UserMessage(content=note)])
+    note = tasks_note(session.state)
+    if note is not None and note != session.state.tasks_note:
+        session.state.tasks_note = note
+        session.checkpoint_later(history=[UserMessage(content=note)])
 
 
-async def park_on_tasks(actor: TaskSession, history: list[Message], *, wait: ToolCall | None = None) -> None:
+async def park_on_tasks(session: TaskSession, history: list[Message], *, wait: ToolCall | None = None) -> None:
     """Hold the turn until a task settles (`turn.waiting` with `on: "tasks"`); saved with the step's messages."""
-    turn = actor.turn
+    turn = session.turn
     turn.waiting_on_tasks = True
     if wait is not None:
         turn.wait_call = CallRecord(id=wait.id, name=wait.name, arguments=wait.arguments)
         seconds = wait.arguments.get("timeoutSeconds")
         if isinstance(seconds, int) and seconds >= 1:
-            turn.wait_deadline = actor.host.now() + seconds
-    asking = any(t.relayed for t in actor.state.tasks.values())  # a child asks a person
-    actor.emit(TurnWaiting(TurnAt.of(turn), "input" if asking else "tasks", actor.state.usage))
-    await actor.commit(history=history)
+            turn.wait_deadline = session.host.now() + seconds
+    asking = any(t.relayed for t in session.state.tasks.values())  # a child asks a person
+    session.emit(TurnWaiting(TurnAt.of(turn), "input" if asking else "tasks", session.state.usage))
+    await session.commit(history=history)
 
 
-async def recover_tasks(actor: TaskSession, events: list[dict[str, Any]]) -> None:
+async def recover_tasks(session: TaskSession, events: list[dict[str, Any]]) -> None:
     """Tasks started, given work or settled by events after the checkpoint.
 
     The work those events started is handed to the children again (creating a child that does
     not exist yet): both are idempotent, so a child that already has it is left alone.
     """
-    state = actor.state
+    state = session.state
     nodes: dict[str, str] = {}
     messages: dict[str, str] = {}
     calls: dict[str, ToolCall] = {}
@@ -168,7 +168,7 @@ async def recover_tasks(actor: TaskSession, events: list[dict[str, Any]]) -> Non
                 task_id=data["taskId"],
                 name=data["name"],
                 kind="tool",
-                node_id=actor.agent.manifest.node_id,
+                node_id=session.agent.manifest.node_id,
                 child_session_id=new_session_id(),  # replaced by the one created for this call, if any
                 call_id=data["callId"],
                 turn_id=data["turnId"],
@@ -177,7 +177,7 @@ async def recover_tasks(actor: TaskSession, events: list[dict[str, Any]]) -> Non
         elif kind == "agent.started" and data.get("taskId") not in state.tasks:
             started[data["taskId"]] = True
             node_id = nodes.get(data["callId"], AGENT_TOOL)
-            timeout = actor.host.delegation_timeout(node_id)
+            timeout = session.host.delegation_timeout(node_id)
             state.tasks[data["taskId"]] = TaskState(
                 task_id=data["taskId"],
                 name=data["name"],
@@ -185,7 +185,7 @@ async def recover_tasks(actor: TaskSession, events: list[dict[str, Any]]) -> Non
                 child_session_id=data["sessionId"],
                 call_id=data["callId"],
                 turn_id=data["turnId"],
-                deadline=actor.host.now() + timeout if timeout is not None else None,
+                deadline=session.host.now() + timeout if timeout is not None else None,
             )
         elif kind == "task.started" and data.get("taskId") in state.tasks:
             task = state.tasks[data["taskId"]]
@@ -198,6 +198,6 @@ async def recover_tasks(actor: TaskSession, events: list[dict[str, Any]]) -> Non
         if work is None or work.status != "working":
             continue
         if work.kind == "tool" and work.call_id in calls:
-            await give_work(actor, work, "", new_child=new_child, tool_call=calls[work.call_id])
+            await give_work(session, work, "", new_child=new_child, tool_call=calls[work.call_id])
         elif work.call_id in messages:
-            await give_work(actor, work, messages[work.call_id], new_child=new_child)
+            await give_work(session, work, messages[work.call_id], new_child=new_child)

@@ -45,28 +45,30 @@ __all__ = [
 # -- the child's side -------------------------------------------------------------------------
 
 
-def _post(actor: TaskSession, key: str, payload: dict[str, Any]) -> None:
-    parent = actor.state.parent
-    turn = actor.state.turn
+def _post(session: TaskSession, key: str, payload: dict[str, Any]) -> None:
+    parent = session.state.parent
+    turn = session.state.turn
     if parent is None or turn is None or turn.task_call is None:
         return  # not working for a parent's call (a person talks to the child directly)
-    actor.state.outbox.append({"key": key, "payload": {"taskId": parent.task_id, "callId": turn.task_call, **payload}})
+    session.state.outbox.append(
+        {"key": key, "payload": {"taskId": parent.task_id, "callId": turn.task_call, **payload}}
+    )
 
 
-def relay_to_parent(actor: TaskSession, kind: str, data: dict[str, Any]) -> None:
+def relay_to_parent(session: TaskSession, kind: str, data: dict[str, Any]) -> None:
     """Queue an `input.requested` or `input.resolved` of this child for its parent's stream."""
     ids = ",".join(sorted(r["requestId"] for r in data.get("requests", data.get("resolutions", []))))
-    _post(actor, f"relay:{kind}:{ids}", {"relay": kind, "data": data})
+    _post(session, f"relay:{kind}:{ids}", {"relay": kind, "data": data})
 
 
-def report_turn_end(actor: TaskSession, status: str, history: list[Message], extra: dict[str, Any]) -> None:
+def report_turn_end(session: TaskSession, status: str, history: list[Message], extra: dict[str, Any]) -> None:
     """Queue the outcome of this child's turn (and the usage spent since the last report)."""
-    turn = actor.turn
-    usage = actor.state.usage
+    turn = session.turn
+    usage = session.state.usage
     report: dict[str, Any] = {
         "turnId": turn.turn_id,
         "status": status,
-        "usage": report_wire(usage, actor.state.usage_reported),
+        "usage": report_wire(usage, session.state.usage_reported),
     }
     if turn.tool_call is not None:
         report["final"] = True  # a tool task's session ends with its tool
@@ -74,73 +76,73 @@ def report_turn_end(actor: TaskSession, status: str, history: list[Message], ext
         if "result" in extra:
             report["output"] = extra["result"]
         else:
-            replies = [m.content for m in [*actor.history, *history] if isinstance(m, AssistantMessage) and m.content]
+            replies = [m.content for m in [*session.history, *history] if isinstance(m, AssistantMessage) and m.content]
             report["output"] = replies[-1] if replies else ""
     elif "error" in extra:
         report["error"] = extra["error"]
-    before = len(actor.state.outbox)
-    _post(actor, f"task:{turn.task_call}:{turn.turn_id}", report)
-    if len(actor.state.outbox) > before:
-        actor.state.usage_reported = usage.model_copy()
+    before = len(session.state.outbox)
+    _post(session, f"task:{turn.task_call}:{turn.turn_id}", report)
+    if len(session.state.outbox) > before:
+        session.state.usage_reported = usage.model_copy()
 
 
-async def relay_now(actor: TaskSession, kind: str, data: dict[str, Any]) -> None:
+async def relay_now(session: TaskSession, kind: str, data: dict[str, Any]) -> None:
     """Relay a running tool's question (or its resolution) to the parent at once.
 
     A tool waits inside a step, where no checkpoint is written, so this does not go through the
     outbox: it is delivered directly, under the same key, and again after a restart (the parent's
     inbox drops the repeat).
     """
-    parent = actor.state.parent
-    turn = actor.state.turn
+    parent = session.state.parent
+    turn = session.state.turn
     if parent is None or turn is None or turn.task_call is None:
         return
     ids = ",".join(sorted(r["requestId"] for r in data.get("requests", data.get("resolutions", []))))
     payload = {"taskId": parent.task_id, "callId": turn.task_call, "relay": kind, "data": data}
     try:
-        await actor.host.deliver(parent.session_id, "task", payload, idempotency_key=f"relay:{kind}:{ids}")
+        await session.host.deliver(parent.session_id, "task", payload, idempotency_key=f"relay:{kind}:{ids}")
     except SessionNotActive:
         pass
 
 
-async def report_reply(actor: TaskSession, call_id: str, output: Any, *, ended: bool = False) -> None:
+async def report_reply(session: TaskSession, call_id: str, output: Any, *, ended: bool = False) -> None:
     """A served tool settled one call (`ctx.reply`): tell the parent at once (again after a restart: deduplicated).
 
     With `ended`, the call came after the tool had returned: it fails with `TASK_ENDED`.
     """
-    parent = actor.state.parent
+    parent = session.state.parent
     if parent is None:
         return
     payload: dict[str, Any] = {"taskId": parent.task_id, "callId": call_id, "status": "completed", "output": output}
     if ended:
         payload = {**payload, "status": "failed", "final": True, "error": {"code": "TASK_ENDED", "message": output}}
     try:
-        await actor.host.deliver(parent.session_id, "task", payload, idempotency_key=f"task:{call_id}:reply")
+        await session.host.deliver(parent.session_id, "task", payload, idempotency_key=f"task:{call_id}:reply")
     except SessionNotActive:
         pass
 
 
-async def notify_parent(actor: TaskSession) -> None:
+async def notify_parent(session: TaskSession) -> None:
     """Deliver the outbox to the parent, in order (its inbox drops a repeat after a crash)."""
-    parent = actor.state.parent
-    if parent is None or not actor.state.outbox:
+    parent = session.state.parent
+    if parent is None or not session.state.outbox:
         return
-    while actor.state.outbox:
-        item = actor.state.outbox[0]
+    while session.state.outbox:
+        item = session.state.outbox[0]
         try:
-            await actor.host.deliver(parent.session_id, "task", item["payload"], idempotency_key=item["key"])
+            await session.host.deliver(parent.session_id, "task", item["payload"], idempotency_key=item["key"])
         except SessionNotActive:
             pass  # the parent is gone: nobody waits for this
-        actor.state.outbox.pop(0)
-    actor.checkpoint_later()
+        session.state.outbox.pop(0)
+    session.checkpoint_later()
 
 
 # -- the parent's side ------------------------------------------------------------------------
 
 
-def apply_relay(actor: TaskSession, task: TaskState, payload: dict[str, Any]) -> None:
+def apply_relay(session: TaskSession, task: TaskState, payload: dict[str, Any]) -> None:
     """Show a child's relayed `input.requested` / `input.resolved` on this stream."""
-    turn = actor.state.turn
+    turn = session.state.turn
     if turn is None:
         return
     data = dict(payload.get("data") or {})
@@ -148,25 +150,25 @@ def apply_relay(actor: TaskSession, task: TaskState, payload: dict[str, Any]) ->
     if payload.get("relay") == "requested":
         requests = [r for r in data.get("requests", []) if isinstance(r, dict) and "requestId" in r]
         task.relayed.update({r["requestId"]: r for r in requests})
-        actor.emit(InputRequested(at, requests))
+        session.emit(InputRequested(at, requests))
     else:
         resolutions = [r for r in data.get("resolutions", []) if r.get("requestId") in task.relayed]
         if not resolutions:
             return
         for resolution in resolutions:
             task.relayed.pop(resolution["requestId"], None)
-        actor.emit(InputResolved(at, resolutions))
-    if any(t.relayed for t in actor.state.tasks.values()):
-        actor.emit(TurnWaiting(TurnAt.of(turn), "input", actor.state.usage))
+        session.emit(InputResolved(at, resolutions))
+    if any(t.relayed for t in session.state.tasks.values()):
+        session.emit(TurnWaiting(TurnAt.of(turn), "input", session.state.usage))
 
 
-def _relayed(actor: TaskSession) -> dict[str, TaskState]:
-    return {request_id: task for task in actor.state.tasks.values() for request_id in task.relayed}
+def _relayed(session: TaskSession) -> dict[str, TaskState]:
+    return {request_id: task for task in session.state.tasks.values() for request_id in task.relayed}
 
 
-def relayed_answers(actor: TaskSession, delivery: DeliveryRecord) -> list[tuple[TaskState, dict[str, Any]]]:
+def relayed_answers(session: TaskSession, delivery: DeliveryRecord) -> list[tuple[TaskState, dict[str, Any]]]:
     """The answers in a delivery to requests relayed from children (see the module docstring)."""
-    owners = _relayed(actor)
+    owners = _relayed(session)
     if not owners:
         return []
     if delivery.kind == "responses":
@@ -186,27 +188,27 @@ def relayed_answers(actor: TaskSession, delivery: DeliveryRecord) -> list[tuple[
     return []
 
 
-async def forward_answers(actor: TaskSession, delivery: DeliveryRecord) -> bool:
+async def forward_answers(session: TaskSession, delivery: DeliveryRecord) -> bool:
     """Send a delivery's answers to relayed requests down to their children; whether it held any."""
-    answers = relayed_answers(actor, delivery)
+    answers = relayed_answers(session, delivery)
     by_child: dict[str, list[dict[str, Any]]] = {}
     for task, item in answers:
         by_child.setdefault(task.child_session_id, []).append(item)
     for child, items in by_child.items():
         try:
-            await actor.host.deliver(
+            await session.host.deliver(
                 child, "responses", {"inputResponses": items}, idempotency_key=f"answer:{delivery.id}"
             )
         except SessionNotActive:
             pass  # the child ended: its requests were withdrawn there
     if answers:
-        await actor.commit(consumed=[delivery.id])
+        await session.commit(consumed=[delivery.id])
     return bool(answers)
 
 
-def withdraw_relayed(actor: TaskSession, task: TaskState) -> None:
+def withdraw_relayed(session: TaskSession, task: TaskState) -> None:
     """A task stops: its relayed requests are resolved `cancelled` here (the child withdraws its own)."""
-    turn = actor.state.turn
+    turn = session.state.turn
     if not task.relayed or turn is None:
         task.relayed.clear()
         return
@@ -216,4 +218,4 @@ def withdraw_relayed(actor: TaskSession, task: TaskState) -> None:
     ]
     task.relayed.clear()
     at = TaskAt(task.call_id, turn.sequence, task.task_id, turn.turn_id)
-    actor.emit(InputResolved(at, resolutions, withdrawn=True))
+    session.emit(InputResolved(at, resolutions, withdrawn=True))
