@@ -1,15 +1,17 @@
-"""Test-wide guards: no real model calls, no network beyond 127.0.0.1."""
+"""Test-wide guards (no real model calls, no network beyond 127.0.0.1) and the shared `harness` fixture."""
 
 from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import eve_runtime.models as models
+from tests.harness import Harness, make_harness
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -50,3 +52,13 @@ def _no_network_no_models(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
+    h = await make_harness(tmp_path)
+    try:
+        yield h
+    finally:
+        await h.stop()
+        h.app.loader.release()

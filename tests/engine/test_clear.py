@@ -10,10 +10,10 @@ import pytest
 from eve_runtime.messages import SystemMessage
 from eve_runtime.models import TestModel
 from eve_runtime.models.base import ModelRequest
-from tests.engine.harness import Harness, last_reply, make_harness, of_type, types
 from tests.engine.test_approvals import TOOLS, calls, park, respond
 from tests.engine.test_limits import LIMITED, LONG
 from tests.engine.test_state import STATE_TOOLS
+from tests.harness import Harness, last_reply, make_harness, of_type, types
 
 pytestmark = pytest.mark.anyio
 

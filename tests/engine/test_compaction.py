@@ -14,7 +14,7 @@ from eve_runtime.messages import AssistantMessage, Message, SystemMessage, ToolM
 from eve_runtime.models import TestModel
 from eve_runtime.models.base import ModelEvent, ModelRequest
 from eve_runtime.models.test_summary import is_summary_request
-from tests.engine.harness import Harness, last_reply, make_harness, of_type, types
+from tests.harness import Harness, last_reply, make_harness, of_type, types
 
 pytestmark = pytest.mark.anyio
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from eve_runtime.checkpoint import SessionState
-from tests.engine import hook_ledger
-from tests.engine.harness import make_harness, of_type
+from tests import hook_ledger
 from tests.engine.test_turn_inputs import Recording, contents
+from tests.harness import make_harness, of_type
 
 pytestmark = pytest.mark.anyio
 
@@ -65,7 +65,7 @@ async def test_user_role_dynamic_instructions_enter_history_once_before_the_mess
 MEMO = {
     "agent/instructions/memo.py": """
 from eve_runtime import define_dynamic, define_instructions
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 async def compute():
     LEDGER.append("computed")
@@ -106,7 +106,7 @@ async def test_memo_is_computed_once_per_session_and_survives_a_reload_from_the_
 FAILING_MEMO = {
     "agent/instructions/memo.py": """
 from eve_runtime import define_dynamic
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 def compute():
     LEDGER.append("tried")
@@ -155,7 +155,7 @@ async def test_memo_results_must_be_json(tmp_path: Path) -> None:
 DYNAMIC_TOOLS = {
     "agent/tools/warehouse.py": '''
 from eve_runtime import define_dynamic
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 def make(table):
     def query(sql: str) -> str:
@@ -171,7 +171,7 @@ warehouse = define_dynamic({"session.started": on_session})
 ''',
     "agent/tools/get_weather.py": '''
 from eve_runtime import define_dynamic
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 def on_turn(ctx):
     LEDGER.append("turn " + ctx.turn_id)

@@ -21,8 +21,8 @@ from eve_runtime.models.base import ModelRequest
 from eve_runtime.project.compiler import compile_app
 from eve_runtime.serving.reloader import Reloader
 from eve_runtime.store.memory import MemoryStore
-from tests.engine.harness import Event, Harness, fast_options, of_type, types
 from tests.engine.test_workflow_tools import Clock
+from tests.harness import Event, Harness, fast_options, of_type, types
 from tests.helpers import write_app, write_files
 
 pytestmark = pytest.mark.anyio

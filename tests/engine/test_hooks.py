@@ -12,16 +12,16 @@ import pytest
 
 from eve_runtime.models import FunctionModel
 from eve_runtime.store.base import StoreError
-from tests.engine import hook_ledger
-from tests.engine.harness import fast_options, make_harness, of_type
+from tests import hook_ledger
 from tests.engine.test_recovery import Script, settle
+from tests.harness import fast_options, make_harness, of_type
 
 pytestmark = pytest.mark.anyio
 
 ORDERED = {
     "agent/hooks/a.py": """
 from eve_runtime import define_hook
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 async def typed(event, ctx):
     LEDGER.append(("a", event["type"], event["meta"]["id"], ctx.session.id))
@@ -33,7 +33,7 @@ hook = define_hook({"turn.started": typed, "message.completed": typed, "*": ever
 """,
     "agent/hooks/b.py": """
 from eve_runtime import define_hook
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 def typed(event, ctx):
     LEDGER.append(("b", event["type"], event["meta"]["id"], ctx.session.id))
@@ -82,7 +82,7 @@ hook = define_hook({"turn.started": sync_boom, "message.received": async_boom})
 """,
     "agent/hooks/counter.py": """
 from eve_runtime import define_hook
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 hook = define_hook({"*": lambda event, ctx: LEDGER.append(event["type"])})
 """,
@@ -109,7 +109,7 @@ SLOW = {
     "agent/hooks/slow.py": """
 import asyncio
 from eve_runtime import define_hook
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 async def slow(event, ctx):
     await asyncio.sleep(0.15)
@@ -140,7 +140,7 @@ async def test_a_slow_hook_never_stalls_the_stream_and_a_stuck_one_is_given_up(
 CRASH = {
     "agent/hooks/audit.py": """
 from eve_runtime import define_hook
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 hook = define_hook({"*": lambda event, ctx: LEDGER.append(event["meta"]["id"])})
 """,
@@ -168,7 +168,7 @@ BEFORE_RESOLVERS = {
     "agent/hooks/first.py": """
 import asyncio
 from eve_runtime import define_hook
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 async def on_turn(event, ctx):
     await asyncio.sleep(0.05)
@@ -178,7 +178,7 @@ hook = define_hook({"session.started": on_turn, "turn.started": on_turn})
 """,
     "agent/instructions/later.py": """
 from eve_runtime import define_dynamic
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 def resolve(event):
     def handler(ctx):
@@ -220,7 +220,7 @@ async def test_an_agent_without_hooks_runs_no_dispatcher(tmp_path: Path) -> None
 ISOLATED = {
     "agent/hooks/parent.py": """
 from eve_runtime import define_hook
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 hook = define_hook({"turn.completed": lambda event, ctx: LEDGER.append(("parent", ctx.session.id, ctx.agent_name))})
 """,
@@ -231,7 +231,7 @@ hook = define_hook({"turn.completed": lambda event, ctx: LEDGER.append(("parent"
     "agent/subagents/helper/instructions.md": "You help.\n",
     "agent/subagents/helper/hooks/child.py": """
 from eve_runtime import define_hook
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 hook = define_hook({"turn.completed": lambda event, ctx: LEDGER.append(("child", ctx.session.id, ctx.node_id))})
 """,
@@ -256,7 +256,7 @@ CHANNELLED = {
     **ORDERED,
     "agent/channels/web.py": """
 from eve_runtime.authoring.channels import define_channel
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 
 def seen(data, channel):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.engine.harness import Harness, last_reply, make_harness, of_type, types
+from tests.harness import Harness, last_reply, make_harness, of_type, types
 
 pytestmark = pytest.mark.anyio
 

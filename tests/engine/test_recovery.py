@@ -14,7 +14,7 @@ from eve_runtime.engine.recovery import ABANDONED_TEXT
 from eve_runtime.messages import Message, ToolCall, ToolMessage
 from eve_runtime.models import FunctionInfo, FunctionModel
 from eve_runtime.store.base import NewDelivery
-from tests.engine.harness import Harness, fast_options, last_reply, make_harness, of_type, types
+from tests.harness import Harness, fast_options, last_reply, make_harness, of_type, types
 
 pytestmark = pytest.mark.anyio
 

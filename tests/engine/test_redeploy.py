@@ -13,8 +13,8 @@ import pytest
 
 from eve_runtime.project.compiler import compile_app
 from eve_runtime.store.sqlite import open_local_store
-from tests.engine.harness import Harness, fast_options, of_type, types
 from tests.engine.test_handoff import build, outputs, parked
+from tests.harness import Harness, fast_options, of_type, types
 from tests.helpers import write_app, write_files
 
 pytestmark = pytest.mark.anyio

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from eve_runtime import StateError, define_state
-from tests.engine.harness import last_reply, make_harness, of_type
+from tests.harness import last_reply, make_harness, of_type
 
 pytestmark = pytest.mark.anyio
 

@@ -10,7 +10,7 @@ import pytest
 
 from eve_runtime.messages import Message, ToolCall, ToolMessage, UserMessage
 from eve_runtime.models import FunctionInfo, FunctionModel
-from tests.engine.harness import Harness, last_reply, make_harness, of_type, types
+from tests.harness import Harness, last_reply, make_harness, of_type, types
 
 pytestmark = pytest.mark.anyio
 

@@ -9,7 +9,7 @@ import pytest
 
 from eve_runtime.messages import Message, ToolCall, ToolMessage
 from eve_runtime.models import FunctionInfo, FunctionModel
-from tests.engine.harness import Harness, last_reply, make_harness, of_type
+from tests.harness import Harness, last_reply, make_harness, of_type
 
 pytestmark = pytest.mark.anyio
 

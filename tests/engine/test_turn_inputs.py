@@ -9,7 +9,7 @@ import pytest
 from eve_runtime.messages import Message, SystemMessage, UserMessage
 from eve_runtime.models import FunctionInfo, FunctionModel, TestModel
 from eve_runtime.models.base import ModelRequest
-from tests.engine.harness import Harness, last_reply, make_harness, of_type, types
+from tests.harness import Harness, last_reply, make_harness, of_type, types
 
 pytestmark = pytest.mark.anyio
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.engine.harness import Harness, last_reply, of_type, types
+from tests.harness import Harness, last_reply, of_type, types
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.engine.harness import Event, Harness, fast_options, make_harness, of_type, types
+from tests.harness import Event, Harness, fast_options, make_harness, of_type, types
 
 pytestmark = pytest.mark.anyio
 

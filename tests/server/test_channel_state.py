@@ -18,13 +18,13 @@ import pytest
 from eve_runtime.project.compiler import CompiledApp, compile_app
 from eve_runtime.server.route_context import SessionHandle
 from eve_runtime.store.sqlite import SqliteStore
-from tests.engine import hook_ledger
+from tests import hook_ledger
 from tests.server.support import Harness, harness, scaffold_app
 
 COUNTER = {
     "agent/channels/counter.py": """
 from eve_runtime.authoring.channels import POST, define_channel
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 
 async def receive(request, ctx):
@@ -77,7 +77,7 @@ channel = define_channel(
 """,
     "agent/hooks/watch.py": """
 from eve_runtime import define_hook
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 
 def seen(event, ctx):
@@ -88,7 +88,7 @@ hook = define_hook({"turn.started": seen})
 """,
     "agent/instructions/topic.py": """
 from eve_runtime import define_dynamic, define_instructions
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 
 def resolve(ctx):
@@ -292,7 +292,7 @@ KEYED = {
 import time
 
 from eve_runtime.authoring.channels import POST, define_channel
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 
 async def receive(request, ctx):

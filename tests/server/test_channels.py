@@ -18,7 +18,7 @@ from eve_runtime.project.manifest import Manifest
 from eve_runtime.project.runtime_agent import RuntimeAgent
 from eve_runtime.server.auth import BearerTokenAuth
 from eve_runtime.store.sqlite import SqliteStore
-from tests.engine import hook_ledger
+from tests import hook_ledger
 from tests.helpers import write_events
 from tests.server.support import Harness, LiveServer, harness, scaffold_app
 
@@ -281,7 +281,7 @@ def test_channel_mistakes_are_diagnostics(app_with: Any, files: dict[str, str], 
 ORDERED = {
     "agent/channels/ordered.py": """
 from eve_runtime.authoring.channels import POST, define_channel
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 
 async def receive(request, ctx):
@@ -300,7 +300,7 @@ channel = define_channel(routes=[POST("/ordered", receive)], events={"*": seen})
 """,
     "agent/hooks/after.py": """
 from eve_runtime import define_hook
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 def seen(event, ctx):
     LEDGER.append(("hook", event["type"], ctx.channel.continuation_token if ctx.channel else None))
@@ -338,7 +338,7 @@ def test_the_channel_handler_runs_before_the_hooks_of_each_event(app_with: Any) 
 BEFORE_RESOLVERS = {
     "agent/channels/first.py": """
 from eve_runtime.authoring.channels import POST, define_channel
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 
 async def receive(request, ctx):
@@ -351,7 +351,7 @@ channel = define_channel(
 """,
     "agent/instructions/later.py": """
 from eve_runtime import define_dynamic
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 
 def resolve(ctx):

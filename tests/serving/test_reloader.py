@@ -11,7 +11,7 @@ import pytest
 
 from eve_runtime.project.compiler import compile_app
 from eve_runtime.serving.reloader import Reloader, live_generations
-from tests.engine.harness import BASE_FILES, Harness, fast_options, last_reply, of_type
+from tests.harness import BASE_FILES, Harness, fast_options, last_reply, of_type
 from tests.helpers import write_app
 
 pytestmark = pytest.mark.anyio

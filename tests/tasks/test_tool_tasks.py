@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.engine.harness import Event, Harness, fast_options, make_harness, of_type, types
 from tests.engine.test_workflow_tools import Clock
+from tests.harness import Event, Harness, fast_options, make_harness, of_type, types
 
 pytestmark = pytest.mark.anyio
 

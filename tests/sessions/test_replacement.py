@@ -15,9 +15,9 @@ from eve_runtime.authoring.context import Predecessor
 from eve_runtime.events.transcript import transcript_of
 from eve_runtime.sessions.availability import SessionStranded
 from eve_runtime.store.sqlite import SqliteStore
-from tests.engine import hook_ledger
-from tests.engine.harness import Harness, make_harness, of_type
+from tests import hook_ledger
 from tests.engine.test_turn_inputs import Recording, contents
+from tests.harness import Harness, make_harness, of_type
 from tests.helpers import write_events
 
 pytestmark = pytest.mark.anyio
@@ -58,7 +58,7 @@ replaced_conversation = define_dynamic(replaced)
 """,
     "agent/hooks/lineage.py": """
 from eve_runtime import define_hook
-from tests.engine.hook_ledger import LEDGER
+from tests.hook_ledger import LEDGER
 
 def started(event, ctx):
     LEDGER.append((ctx.session.id, ctx.session.predecessor))

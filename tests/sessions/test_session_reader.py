@@ -10,7 +10,7 @@ import pytest
 
 from eve_runtime import sessions
 from eve_runtime.sessions.reader import UnknownSession
-from tests.engine.harness import Harness, last_reply, make_harness
+from tests.harness import Harness, last_reply, make_harness
 
 pytestmark = pytest.mark.anyio
 

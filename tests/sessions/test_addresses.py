@@ -10,7 +10,7 @@ import pytest
 
 from eve_runtime.store.base import AddressInUse, SessionNotActive
 from eve_runtime.store.sqlite import SqliteStore
-from tests.engine.harness import Harness, fast_options, make_harness, of_type
+from tests.harness import Harness, fast_options, make_harness, of_type
 
 pytestmark = pytest.mark.anyio
 

@@ -11,7 +11,7 @@ import pytest
 from eve_runtime.messages import Message, ToolCall, ToolMessage, UserMessage
 from eve_runtime.models import FunctionInfo, FunctionModel
 from eve_runtime.tasks.delegation import MAX_WORKING_TASKS
-from tests.engine.harness import Event, Harness, last_reply, make_harness, of_type, types
+from tests.harness import Event, Harness, last_reply, make_harness, of_type, types
 
 pytestmark = pytest.mark.anyio
 

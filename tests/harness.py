@@ -1,4 +1,4 @@
-"""A runtime over a memory store, with helpers to drive sessions and read their events."""
+"""A runtime over a store, with helpers to drive sessions and read their events."""
 
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from eve_runtime.store.memory import MemoryStore
-from tests.engine.harness import fast_options, make_harness, of_type
-from tests.engine.test_deadline_sweep import TIMEOUT_AGENT
+from tests.harness import fast_options, make_harness, of_type
+from tests.sessions.test_deadline_sweep import TIMEOUT_AGENT
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from eve_runtime.store.base import SessionNotActive
-from tests.engine.harness import Harness, fast_options, last_reply, make_harness, of_type, types
+from tests.harness import Harness, fast_options, last_reply, make_harness, of_type, types
 
 pytestmark = pytest.mark.anyio
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from eve_runtime.store.memory import MemoryStore
-from tests.engine.harness import fast_options, make_harness, types
+from tests.harness import fast_options, make_harness, types
 
 pytestmark = pytest.mark.anyio
 
