@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import eve_runtime.models as models
-from tests.harness import Harness, make_harness
+from tests.harness import STORE_KINDS, STORES, Harness, StoreKind, make_harness
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -54,8 +54,25 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.fixture(params=STORE_KINDS)
+async def harness_store(request: pytest.FixtureRequest, anyio_backend: str) -> AsyncIterator[StoreKind]:
+    """The kind of store `make_harness` opens for this test; the stores it opened are closed after it.
+
+    tests/engine, tests/tasks and tests/sessions use it in every test (their conftest.py), so each
+    runs on each kind; pin a test with `@pytest.mark.parametrize("harness_store", [...], indirect=True)`.
+    (`anyio_backend` makes anyio run this fixture for the few synchronous tests too.)
+    """
+    kind: StoreKind = request.param
+    STORES.kind = kind
+    try:
+        yield kind
+    finally:
+        STORES.kind = "memory"
+        await STORES.close()
+
+
 @pytest.fixture
-async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
+async def harness(tmp_path: Path, harness_store: StoreKind) -> AsyncIterator[Harness]:
     h = await make_harness(tmp_path)
     try:
         yield h

@@ -12,7 +12,9 @@ from eve_runtime.authoring.channels import define_channel
 from eve_runtime.engine.channel_state import ChannelSnapshot, ChannelStates, run_deliver, seed
 from eve_runtime.store import MemoryStore, NewDelivery, SessionRecord
 
-pytestmark = pytest.mark.anyio
+# Pinned to one store kind: these build their own memory store, not a harness (the channel-state
+# part of the store contract runs on every backend in tests/store/test_contract_channel_state.py).
+pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("harness_store", ["memory"], indirect=True)]
 
 
 def _fail(state: Any) -> Any:

@@ -20,9 +20,8 @@ from eve_runtime.models import TestModel
 from eve_runtime.models.base import ModelRequest
 from eve_runtime.project.compiler import compile_app
 from eve_runtime.serving.reloader import Reloader
-from eve_runtime.store.memory import MemoryStore
 from tests.engine.test_workflow_tools import Clock
-from tests.harness import Event, Harness, fast_options, of_type, types
+from tests.harness import Event, Harness, fast_options, of_type, open_store, types
 from tests.helpers import write_app, write_files
 
 pytestmark = pytest.mark.anyio
@@ -89,8 +88,7 @@ async def start(tmp_path: Path, files: Mapping[str, str], **options: Any) -> Bui
     app = write_app(tmp_path, files)
     compiled = compile_app(app, write=False)
     assert compiled.root is not None, [d.message for d in compiled.diagnostics]
-    store = MemoryStore()
-    await store.open()
+    store = await open_store(tmp_path)
     model = Recording()
     h = Harness(app=compiled, store=store, models={"test": model}, options=fast_options(**options))
     runtime = await h.start()

@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from eve_runtime.project.compiler import compile_app
-from eve_runtime.store.sqlite import open_local_store
 from tests.engine.test_handoff import build, outputs, parked
-from tests.harness import Harness, fast_options, of_type, types
+from tests.harness import Harness, fast_options, of_type, open_store, types
 from tests.helpers import write_app, write_files
 
 pytestmark = pytest.mark.anyio
@@ -49,7 +48,7 @@ class Deployments:
 
 async def deployed(tmp_path: Path, files: Mapping[str, str]) -> Deployments:
     app = write_app(tmp_path, files)
-    store = await open_local_store(tmp_path / "workflow-data")
+    store = await open_store(tmp_path)
     h = Harness(app=compile_app(app, write=False), store=store, options=fast_options())
     await h.start()
     return Deployments(h, app)

@@ -107,6 +107,9 @@ async def test_cancel_and_end_by_address(harness: Harness) -> None:
     assert await harness.store.address_holder(ADDRESS) is None
 
 
+# Pinned: it opens its own SQLite store and reopens it as a new process would (a memory store's data
+# does not outlive the object), so the harness's store kind would change nothing.
+@pytest.mark.parametrize("harness_store", ["sqlite"], indirect=True)
 async def test_addresses_survive_a_restart(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "workflow-data")
     await store.open()

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from eve_runtime.store.memory import MemoryStore
-from tests.harness import fast_options, make_harness, types
+from tests.harness import fast_options, make_harness, open_store, types
 
 pytestmark = pytest.mark.anyio
 
@@ -25,8 +24,7 @@ async def test_a_deadline_scheduled_by_a_stopped_process_fires_in_another(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     now = [1_000_000.0]
-    store = MemoryStore()
-    await store.open()
+    store = await open_store(tmp_path)
     options = fast_options(clock=lambda: now[0], lease_seconds=5.0, deadline_sweep_seconds=0.05)
     survivor = await make_harness(tmp_path / "b", TIMEOUT_AGENT, options=options, store=store)  # started first:
     creator = await make_harness(
@@ -50,8 +48,7 @@ async def test_a_deadline_scheduled_by_a_stopped_process_fires_in_another(
 
 async def test_a_deadline_still_ahead_is_left_alone(tmp_path: Path) -> None:
     now = [1_000_000.0]
-    store = MemoryStore()
-    await store.open()
+    store = await open_store(tmp_path)
     options = fast_options(clock=lambda: now[0], lease_seconds=5.0, deadline_sweep_seconds=0.05)
     survivor = await make_harness(tmp_path / "b", TIMEOUT_AGENT, options=options, store=store)
     creator = await make_harness(tmp_path / "a", TIMEOUT_AGENT, options=options, store=store)

@@ -7,16 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from eve_runtime.store.memory import MemoryStore
-from tests.harness import fast_options, make_harness, of_type
+from tests.harness import fast_options, make_harness, of_type, open_store
 from tests.sessions.test_deadline_sweep import TIMEOUT_AGENT
 
 pytestmark = pytest.mark.anyio
 
 
 async def test_a_delivery_refused_by_a_held_lease_runs_once_the_holder_lets_go(tmp_path: Path) -> None:
-    store = MemoryStore()
-    await store.open()
+    store = await open_store(tmp_path)
     h = await make_harness(tmp_path, TIMEOUT_AGENT, options=fast_options(lease_seconds=0.4), store=store)
     sid = await h.create("hello")
     await h.turns(sid, 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,12 @@ def settled(events: list[Event]) -> list[dict[str, Any]]:
 async def sleeping_child(h: Harness, parent: str) -> str:
     """The tool task's session, once its tool sleeps (journaled)."""
     await h.wait_for(parent, lambda ev: "task.started" in types(ev))
-    child = next(s.id for s in await h.store.list_sessions() if s.id != parent)
+    children: list[str] = []
+    for _ in range(250):  # `task.started` is durable before the child session exists (SQLite shows the gap)
+        if children := [s.id for s in await h.store.list_sessions() if s.id != parent]:
+            break
+        await asyncio.sleep(0.02)
+    child = children[0]
 
     def sleeps(events: list[Event]) -> bool:
         return any(e["data"]["result"]["output"].get("status") == "sleeping" for e in of_type(events, "action.partial"))
