@@ -115,8 +115,9 @@ def _converse(url: str, headers: Mapping[str, str]) -> list[dict[str, Any]]:
         bounded = http.get(f"/eve/v1/session/{session_id}/stream?follow=false")
         assert bounded.status_code == 200
         assert bounded.content.startswith(b"\n")
-        assert int(bounded.headers["x-eve-stream-tail-index"]) >= 0
-        return [json.loads(line) for line in bounded.content.splitlines() if line]
+        events = [json.loads(line) for line in bounded.content.splitlines() if line]
+        assert int(bounded.headers["x-eve-stream-tail-index"]) == len(events) - 1  # the last event read from 0
+        return events
 
 
 def test_start_serves_and_stops_cleanly(app: Path) -> None:

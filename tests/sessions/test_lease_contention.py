@@ -22,8 +22,13 @@ async def test_a_delivery_refused_by_a_held_lease_runs_once_the_holder_lets_go(t
     while await store.acquire(sid, "another-process", 60) is None:  # once this process lets go
         assert asyncio.get_running_loop().time() < deadline, "the lease was never released"
         await asyncio.sleep(0.02)
-    await h.send(sid, "again")  # accepted here, but the other process holds the session
-    await asyncio.sleep(0.1)
+    delivery = await h.send(sid, "again")  # accepted here, but the other process holds the session
+    assert h.rt.actor(sid) is not None  # woken at once: its actor asks for the lease
+    deadline = asyncio.get_running_loop().time() + 5
+    while h.rt.actor(sid) is not None:  # refused, it ends
+        assert asyncio.get_running_loop().time() < deadline, "the actor never let the session go"
+        await asyncio.sleep(0.01)
+    assert [d.id for d in await store.pending_deliveries(sid)] == [delivery]  # not run, not lost
     assert len(of_type(await h.events(sid), "turn.completed")) == 1
     await store.release(sid, "another-process")  # it stops without running the delivery
     events = await h.turns(sid, 2)
