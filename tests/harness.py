@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import pytest
-
 from eve_runtime.models.base import Model
 from eve_runtime.project.compiler import CompiledApp, compile_app
 from eve_runtime.sessions.runtime import Runtime, RuntimeOptions
@@ -75,15 +73,6 @@ async def open_store(tmp_path: Path) -> Store:
 # the events emitted before it (`session.waiting` included) in a transaction of their own, so a reader
 # woken by them can load the old history, and a process that dies in between keeps the old history while
 # its log reports the clear or compaction (test_compacting_twice_folds_the_previous_summary_in shows it).
-HISTORY_REPLACED_AFTER_ITS_EVENTS = "runtime bug: a clear's or compaction's events are durable before its new history"
-
-
-def xfail_on_sqlite(reason: str) -> pytest.MarkDecorator:
-    """Run on both kinds of store, the SQLite run expected to fail (not strictly: what it marks is a race)."""
-    sqlite = pytest.param("sqlite", marks=pytest.mark.xfail(strict=False, reason=reason))
-    return pytest.mark.parametrize("harness_store", ["memory", sqlite], indirect=True)
-
-
 def fast_options(**overrides: Any) -> RuntimeOptions:
     return RuntimeOptions(provider_backoff=0, step_retry_delay=0, **overrides)
 

@@ -14,13 +14,11 @@ from tests.engine.test_approvals import TOOLS, calls, park, respond
 from tests.engine.test_limits import LIMITED, LONG
 from tests.engine.test_state import STATE_TOOLS
 from tests.harness import (
-    HISTORY_REPLACED_AFTER_ITS_EVENTS,
     Harness,
     last_reply,
     make_harness,
     of_type,
     types,
-    xfail_on_sqlite,
 )
 
 pytestmark = pytest.mark.anyio
@@ -36,7 +34,6 @@ class Recording(TestModel):
         return super().stream(request)
 
 
-@xfail_on_sqlite(HISTORY_REPLACED_AFTER_ITS_EVENTS)
 async def test_clear_empties_history_and_keeps_instructions_tools_state_and_usage(tmp_path: Path) -> None:
     """Check 29 and the recording o_clear_and_compact: `context.cleared` then `session.waiting`; the next
     turn sees no earlier message but the same system instructions, tools and `define_state` values."""
@@ -71,7 +68,6 @@ async def test_clear_empties_history_and_keeps_instructions_tools_state_and_usag
     ]
 
 
-@xfail_on_sqlite(HISTORY_REPLACED_AFTER_ITS_EVENTS)
 async def test_clear_while_an_approval_is_pending_cancels_it_first(tmp_path: Path) -> None:
     """Check 30: the request resolves `cancelled` before `context.cleared`; none is open afterwards."""
     h = await make_harness(tmp_path, TOOLS)
@@ -103,7 +99,6 @@ async def test_clear_during_a_turn_waits_for_its_boundary(harness: Harness) -> N
     assert last_reply(events) == "a slow answer"
 
 
-@xfail_on_sqlite(HISTORY_REPLACED_AFTER_ITS_EVENTS)
 async def test_clear_drops_the_compaction_summary_too(harness: Harness) -> None:
     sid = await harness.create("hello")
     await harness.turns(sid, 1)

@@ -15,13 +15,11 @@ from eve_runtime.models import TestModel
 from eve_runtime.models.base import ModelEvent, ModelRequest
 from eve_runtime.models.test_summary import is_summary_request
 from tests.harness import (
-    HISTORY_REPLACED_AFTER_ITS_EVENTS,
     Harness,
     last_reply,
     make_harness,
     of_type,
     types,
-    xfail_on_sqlite,
 )
 
 pytestmark = pytest.mark.anyio
@@ -138,7 +136,6 @@ async def test_a_failed_summary_leaves_the_history_unchanged(tmp_path: Path) -> 
     ]
 
 
-@xfail_on_sqlite(HISTORY_REPLACED_AFTER_ITS_EVENTS)
 async def test_compacting_twice_folds_the_previous_summary_in(tmp_path: Path) -> None:
     model = Recording()
     h = await make_harness(tmp_path, models={"test": model})

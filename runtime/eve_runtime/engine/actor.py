@@ -380,8 +380,7 @@ class SessionActor:
         The messages are appended to the in-memory history too: pass each new message exactly once.
         With `replace_history`, `history` becomes the whole history instead (a compaction, a clear).
         """
-        if replace_history:
-            await self.emitter.flush()  # history attached earlier lands before it is replaced
+        if replace_history:  # the events emitted so far land with the replacement, in one transaction
             self.history = list(history)
             self._unsaved.clear()
             encoded = [message.model_dump_json() for message in history]

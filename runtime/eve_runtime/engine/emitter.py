@@ -157,10 +157,15 @@ class Emitter:
     ) -> None:
         """Write everything pending plus these changes in one durable transaction, and wait for it.
 
-        `handoff` moves the session record to another build (see `eve_runtime.engine.handoff`).
+        With `replace_history`, `history` is the whole history from now on: history attached earlier
+        and not written yet is dropped (it is part of what replaces it), and the events pending now
+        land in the same transaction as the replacement. `handoff` moves the session record to
+        another build (see `eve_runtime.engine.handoff`).
         """
         async with self._write_lock:
             self._raise_failure()
+            if replace_history:
+                self._attached.history.clear()
             if history or checkpoint or consumed:
                 self.attach(history=history, consumed=consumed, checkpoint=checkpoint)
             if not (self._pending or self._attached or status or replace_history or handoff):
