@@ -25,6 +25,7 @@ import anyio
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
+from eve_runtime.events.catalog import STREAM_VERSION
 from eve_runtime.ids import is_session_id
 from eve_runtime.server.responses import ApiError
 from eve_runtime.store.base import Store
@@ -44,7 +45,6 @@ __all__ = [
 
 logger = logging.getLogger("eve.server")
 
-STREAM_VERSION = 26
 NDJSON_TYPE = "application/x-ndjson; charset=utf-8"
 TERMINAL_EVENTS = frozenset({"session.completed", "session.failed"})
 LEASE_ENDED = b'{"$eve":"stream.lease-ended","version":1}\n'
