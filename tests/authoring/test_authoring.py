@@ -422,6 +422,8 @@ def test_bad_skill(kwargs: dict[str, Any], field: str) -> None:
         ("```python\nprint()\n```\n", "print()"),
         ("```\n```\nAfter the fence", "After the fence"),
         ("#\n-\n\n", "Instructions for the s skill."),
+        ("#\nA later line is not tried", "Instructions for the s skill."),
+        ("~~~\nOnly backtick fences", "~~~"),
         ("", "Instructions for the s skill."),
     ],
 )

@@ -70,14 +70,13 @@ def define_skill(
 def describe_markdown(name: str, body: str) -> str:
     """The description eve advertises for a markdown skill without a `description`.
 
-    The first non-empty line that is not a code fence, without leading `#`, `>`, `*` or `-`;
-    else `Instructions for the <name> skill.`
+    The first non-empty line that is not a code fence (three backticks), without leading `#`, `>`,
+    `*`, `-` or spaces; `Instructions for the <name> skill.` when there is no such line or
+    nothing is left of it (as in eve, a later line is not tried).
     """
+    fallback = f"Instructions for the {name} skill."
     for raw in body.splitlines():
         line = raw.strip()
-        if not line or line.startswith(("```", "~~~")):
-            continue
-        stripped = line.lstrip("#>*- \t").strip()
-        if stripped:
-            return stripped
-    return f"Instructions for the {name} skill."
+        if line and not line.startswith("```"):
+            return line.lstrip("#>*- \t").strip() or fallback
+    return fallback

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from eve_runtime import diagnostics as dg
 from eve_runtime.authoring.dynamic import DynamicResolver
@@ -160,16 +161,9 @@ def compile_skills(sources: AgentSources, loader: ModuleLoader, diagnostics: lis
         document = _markdown(source.path, node_id, diagnostics)
         if document is None:
             continue
-        description = document.frontmatter.get("description")
-        if description is not None and (not isinstance(description, str) or not description.strip()):
-            diagnostics.append(
-                dg.error(
-                    "compile/skill-description-missing",
-                    f"{source.logical_path}: 'description' must be text.",
-                    source.path,
-                    node_id=node_id,
-                )
-            )
+        description, described = _frontmatter_text(document.frontmatter, "description", named, node_id, diagnostics)
+        license_value, licensed = _frontmatter_text(document.frontmatter, "license", named, node_id, diagnostics)
+        if not (described and licensed):
             continue
         files: list[str] = []
         if source.kind == "skill-package":
@@ -186,19 +180,19 @@ def compile_skills(sources: AgentSources, loader: ModuleLoader, diagnostics: lis
                 )
                 continue
             files = _package_files(source.path.parent)
+        body = document.body
+        if document.has_frontmatter:  # as in eve, the blank line after the frontmatter is not part of the body
+            body = body.removeprefix("\r\n") if body.startswith("\r\n") else body.removeprefix("\n")
         raw_metadata = document.frontmatter.get("metadata")
-        metadata = (
-            {str(k): v for k, v in raw_metadata.items() if isinstance(v, str)} if isinstance(raw_metadata, dict) else {}
-        )
-        license_value = document.frontmatter.get("license")
+        metadata: dict[str, str] = {}
+        if isinstance(raw_metadata, dict) and all(isinstance(v, str) for v in raw_metadata.values()):
+            metadata = {str(k): v for k, v in raw_metadata.items()}  # eve keeps it only when every value is text
         skills.append(
             SkillManifest(
                 name=named.name,
-                description=description.strip()
-                if isinstance(description, str)
-                else describe_markdown(named.name, document.body),
-                markdown=document.body,
-                license=license_value if isinstance(license_value, str) else None,
+                description=description.strip() if description is not None else describe_markdown(named.name, body),
+                markdown=body,
+                license=license_value,
                 metadata=metadata,
                 files=files,
                 source=info,
@@ -207,12 +201,35 @@ def compile_skills(sources: AgentSources, loader: ModuleLoader, diagnostics: lis
     return skills
 
 
+def _frontmatter_text(
+    frontmatter: dict[str, Any], key: str, named: NamedSource, node_id: str, diagnostics: list[Diagnostic]
+) -> tuple[str | None, bool]:
+    """A frontmatter value that must be text when present: (value, ok)."""
+    value = frontmatter.get(key)
+    if value is None or (isinstance(value, str) and value.strip()):
+        return value, True
+    code = "compile/skill-description-missing" if key == "description" else "compile/frontmatter-invalid"
+    diagnostics.append(
+        dg.error(
+            code,
+            f"{named.source.logical_path}: '{key}' must be text (a '{key}: ...' line in the frontmatter).",
+            named.source.path,
+            node_id=node_id,
+        )
+    )
+    return None, False
+
+
 def _package_files(folder: Path) -> list[str]:
+    """The files under the package's `references/`, `assets/` and `scripts/` (hidden files and caches left out)."""
     files: list[str] = []
     for sub in SKILL_PACKAGE_FOLDERS:
         base = folder / sub
         if base.is_dir():
-            files.extend(p.relative_to(folder).as_posix() for p in sorted(base.rglob("*")) if p.is_file())
+            for path in sorted(base.rglob("*")):
+                relative = path.relative_to(folder)
+                if path.is_file() and not any(p.startswith(".") or p == "__pycache__" for p in relative.parts):
+                    files.append(relative.as_posix())
     return files
 
 
