@@ -1,4 +1,4 @@
-"""Compiling skills by eve's rules: their descriptions and frontmatter."""
+"""Compiling skills by eve's rules: descriptions, frontmatter, package files, `define_skill`, info."""
 
 from __future__ import annotations
 
@@ -6,7 +6,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.project.test_compiler import build, failed, ok
+from eve_runtime.project.compiler import CompiledApp
+from eve_runtime.project.info import agent_info
+from eve_runtime.project.runtime_agent import RuntimeAgent, RuntimeSkill
+from tests.project.test_compiler import SUBAGENT_PY, build, child, failed, ok, statuses
+
+
+def runtime(result: CompiledApp) -> RuntimeAgent:
+    ok(result)
+    assert result.root is not None
+    return result.root
+
+
+def skill(result: CompiledApp, name: str) -> RuntimeSkill:
+    return runtime(result).skills[name]
+
 
 # --- descriptions: eve's rules for a missing one ------------------------------------------------
 
@@ -100,24 +114,106 @@ def test_metadata_is_kept_only_when_every_value_is_a_string(tmp_path: Path) -> N
 
 def test_other_frontmatter_is_ignored_and_the_blank_line_after_it_dropped(tmp_path: Path) -> None:
     content = "---\nname: other-name\ndescription: Weather.\nargument-hint: '[city]'\n---\n\nCall get_weather.\n"
-    [found] = ok(build(tmp_path, {"agent/skills/weather/SKILL.md": content})).skills
-    assert found.name == "weather"  # the folder names it, never the frontmatter
-    assert found.markdown == "Call get_weather.\n"
+    found = skill(build(tmp_path, {"agent/skills/weather/SKILL.md": content}), "weather")
+    assert found.manifest.name == "weather"  # the folder names it, never the frontmatter
+    assert found.manifest.markdown == "Call get_weather.\n"
 
 
-def test_package_files_are_those_of_its_three_folders(tmp_path: Path) -> None:
-    root = ok(
-        build(
-            tmp_path,
-            {
-                "agent/skills/research/SKILL.md": "---\ndescription: Research.\n---\nBody\n",
-                "agent/skills/research/references/api.md": "api",
-                "agent/skills/research/scripts/run.sh": "echo",
-                "agent/skills/research/assets/img/logo.txt": "logo",
-                "agent/skills/research/assets/.hidden": "left out",
-                "agent/skills/research/other/ignored.md": "not a package folder",
-            },
-        )
+# --- package files ------------------------------------------------------------------------------
+
+
+def test_a_package_holds_its_skill_md_and_the_files_of_its_three_folders(tmp_path: Path) -> None:
+    result = build(
+        tmp_path,
+        {
+            "agent/skills/research/SKILL.md": "---\ndescription: Research.\n---\nRead references/api.md.\n",
+            "agent/skills/research/references/api.md": "api",
+            "agent/skills/research/scripts/run.sh": "echo",
+            "agent/skills/research/assets/img/logo.png": b"\x89PNG\x00",
+            "agent/skills/research/assets/.hidden": "left out",
+            "agent/skills/research/other/ignored.md": "not a package folder",
+            "agent/skills/research/notes.md": "not in a package folder either",
+        },
     )
-    [research] = root.skills
-    assert sorted(research.files) == ["assets/img/logo.txt", "references/api.md", "scripts/run.sh"]
+    research = skill(result, "research")
+    assert research.manifest.files == ["assets/img/logo.png", "references/api.md", "scripts/run.sh"]
+    assert research.files == {
+        "SKILL.md": b"---\ndescription: Research.\n---\nRead references/api.md.\n",
+        "assets/img/logo.png": b"\x89PNG\x00",
+        "references/api.md": b"api",
+        "scripts/run.sh": b"echo",
+    }
+    assert research.handle().file("references/api.md").text() == "api"
+
+
+def test_skills_that_are_not_packages_get_a_generated_skill_md(tmp_path: Path) -> None:
+    result = build(
+        tmp_path,
+        {
+            "agent/skills/summarize.md": "# Summarize\nShort.\n",
+            "agent/skills/coded.py": """\
+                from eve_runtime import define_skill
+
+                skill = define_skill(
+                    description='Say "hi".', markdown="Body.\\n", files={"references/a.md": "A"},
+                    license="MIT", metadata={"owner": "me"},
+                )
+            """,
+        },
+    )
+    assert skill(result, "summarize").files == {
+        "SKILL.md": b'---\nname: "summarize"\ndescription: "Summarize"\n---\n# Summarize\nShort.\n'
+    }
+    coded = skill(result, "coded")
+    assert coded.files == {
+        "SKILL.md": (
+            b'---\nname: "coded"\ndescription: "Say \\"hi\\"."\nlicense: "MIT"\n'
+            b'metadata:\n  "owner": "me"\n---\nBody.\n'
+        ),
+        "references/a.md": b"A",
+    }
+
+
+# --- per agent, and what info shows -------------------------------------------------------------
+
+
+def test_skills_belong_to_one_agent(tmp_path: Path) -> None:
+    result = build(
+        tmp_path,
+        {
+            "agent/skills/root_skill.md": "# Root skill",
+            "agent/subagents/researcher/agent.py": SUBAGENT_PY,
+            "agent/subagents/researcher/instructions.md": "Research.",
+            "agent/subagents/researcher/skills/own_skill.md": "# Own skill",
+            "agent/subagents/plain/agent.py": SUBAGENT_PY,
+            "agent/subagents/plain/instructions.md": "Plain.",
+        },
+    )
+    root = ok(result)
+    assert [s.name for s in root.skills] == ["root_skill"]
+    assert [s.name for s in child(root, "researcher").skills] == ["own_skill"]
+    assert statuses(child(root, "plain"))["load_skill"] == "not-applicable"
+    agent = runtime(result)
+    assert set(agent.skills) == {"root_skill"}
+    assert set(agent.subagents["researcher"].skills) == {"own_skill"}
+    assert agent.subagents["plain"].skills == {}
+
+
+def test_info_lists_the_skills_and_load_skill_active(tmp_path: Path) -> None:
+    content = "---\ndescription: Plan a trip.\nlicense: MIT\n---\nAsk where.\n"
+    result = build(tmp_path, {"agent/skills/plan_a_trip.md": content})
+    ok(result)
+    info = agent_info(result.manifest, mode="development")
+    static = info["skills"]["static"]
+    assert [(s["name"], s["description"], s["markdown"], s["license"]) for s in static] == [
+        ("plan_a_trip", "Plan a trip.", "Ask where.\n", "MIT")
+    ]
+    assert static[0]["sourceKind"] == "markdown" and static[0]["logicalPath"] == "skills/plan_a_trip.md"
+    framework = {f["name"]: f["status"] for f in info["tools"]["framework"]}
+    assert framework["load_skill"] == "active"
+
+
+def test_an_agent_without_skills_has_no_load_skill(tmp_path: Path) -> None:
+    info = agent_info(build(tmp_path, {}).manifest, mode="development")
+    assert info["skills"] == {"static": [], "dynamic": []}
+    assert {f["name"]: f["status"] for f in info["tools"]["framework"]}["load_skill"] == "not-applicable"
