@@ -1,4 +1,4 @@
-"""Skills at run time: what the model is told, `load_skill` on the stream and in history, files, recovery."""
+"""Skills at run time: what the model is told, `load_skill` on the stream and in history, recovery, dynamic skills."""
 
 from __future__ import annotations
 
@@ -297,6 +297,140 @@ async def test_an_unrecorded_load_is_answered_again_from_the_skills(h: Harness) 
     assert recovered.next_step == 0 and recovered.interrupted
 
 
+# --- dynamic skills -----------------------------------------------------------------------------
+
+DYNAMIC_SKILLS = {
+    "agent/skills/playbook.py": """
+from eve_runtime import define_dynamic, define_skill
+from tests.hook_ledger import LEDGER
+
+def on_session(ctx):
+    LEDGER.append("session")
+    return define_skill(
+        description=f"The playbook of {ctx.session.principal_id}.",
+        markdown="Follow the playbook.",
+        files={"references/steps.md": "1. Breathe."},
+    )
+
+playbook = define_dynamic({"session.started": on_session})
+""",
+    "agent/skills/per_turn.py": """
+from eve_runtime import define_dynamic, define_skill
+from tests.hook_ledger import LEDGER
+
+def on_turn(ctx):
+    LEDGER.append("turn " + ctx.session.turn_id)
+    if ctx.session.turn_id == "turn_1":
+        return None
+    return {
+        "turn_note": define_skill(description=f"Notes for {ctx.session.turn_id}.", markdown="Note it."),
+        "plan_a_trip": define_skill(description="Plan a trip, dynamically.", markdown="Dynamic trip."),
+    }
+
+per_turn = define_dynamic({"turn.started": on_turn})
+""",
+}
+
+
+@pytest.fixture
+def ledger() -> Any:
+    from tests import hook_ledger
+
+    hook_ledger.LEDGER.clear()
+    yield hook_ledger.LEDGER
+    hook_ledger.LEDGER.clear()
+
+
+def skills_listed(model: Recording, index: int) -> list[str]:
+    block = [m.content for m in model.requests[index].messages if isinstance(m, SystemMessage)][-1]
+    return block.splitlines()[1:]
+
+
+async def test_dynamic_skills_are_listed_loaded_and_resolved_again(tmp_path: Path, ledger: list[Any]) -> None:
+    model = Recording()
+    h = await make_harness(tmp_path, {**SKILLS, **DYNAMIC_SKILLS}, models={"test": model})
+    sid = await h.create(f"{load('playbook')}\n{load('plan_a_trip')}")
+    events = await h.turns(sid, 1)
+    assert skills_listed(model, 0) == [
+        "- plan_a_trip: Plan a trip, dynamically.",  # a dynamic skill overrides the static one
+        "- playbook: The playbook of token.",
+        "- research: Research before answering.",
+        "- turn_note: Notes for turn_0.",
+    ]
+    outputs = [r["result"]["output"] for r in data(events, "action.result")]
+    assert outputs == [
+        "Follow the playbook.\n\n"
+        "This skill's files, relative to its folder $HOME/.agents/skills/playbook/ in the sandbox:\n"
+        "- references/steps.md\n",
+        "Dynamic trip.",
+    ]
+    await h.restart()  # a new process resolves the session's skills again; the turn's resolve per turn
+    await h.send(
+        sid, f'{load("turn_note")}\n/call read_skill_file {{"skill": "playbook", "path": "references/steps.md"}}'
+    )
+    events = await h.turns(sid, 2)
+    await h.stop()
+    assert skills_listed(model, -1) == [
+        "- plan_a_trip: Plan a trip step by step.",  # turn_1's resolver returned nothing: the static one is back
+        "- playbook: The playbook of token.",
+        "- research: Research before answering.",
+    ]
+    second = data(events, "action.result")[-2:]
+    assert second[0]["error"]["message"] == (
+        'No skill named "turn_note". Available skills: plan_a_trip, playbook, research.'
+    )
+    assert second[1]["result"]["output"] == "1. Breathe."
+    assert ledger == ["session", "turn turn_0", "session", "turn turn_1"]
+
+
+async def test_dynamic_skills_alone_offer_load_skill_only_while_there_is_one(tmp_path: Path) -> None:
+    files = {
+        "agent/skills/maybe.py": """
+from eve_runtime import define_dynamic, define_skill
+
+def on_turn(ctx):
+    if ctx.session.turn_id == "turn_0":
+        return None
+    return define_skill(description="Maybe.", markdown="Now there is one.")
+
+maybe = define_dynamic({"turn.started": on_turn})
+""",
+    }
+    model = Recording()
+    h = await make_harness(tmp_path, files, models={"test": model})
+    sid = await h.create("hello")
+    await h.turns(sid, 1)
+    await h.send(sid, load("maybe"))
+    events = await h.turns(sid, 2)
+    await h.stop()
+    assert "load_skill" not in {t.name for t in model.requests[0].tools}
+    assert "load_skill" in {t.name for t in model.requests[1].tools}
+    assert data(events, "action.result")[-1]["result"]["output"] == "Now there is one."
+
+
+@pytest.mark.parametrize(
+    ("returned", "message"),
+    [
+        ("42", "The dynamic skill 'junk' is int"),
+        ("{'bad name': define_skill(description='d', markdown='m')}", "The dynamic skill name 'bad name' is invalid"),
+        ("define_skill(description='', markdown='m')", "'description' must be a non-empty string"),
+    ],
+)
+async def test_a_dynamic_skill_resolver_returning_junk_fails_the_turn(
+    tmp_path: Path, returned: str, message: str
+) -> None:
+    files = {
+        "agent/skills/junk.py": (
+            "from eve_runtime import define_dynamic, define_skill\n\n"
+            f"junk = define_dynamic({{'turn.started': lambda ctx: {returned}}})\n"
+        )
+    }
+    h = await make_harness(tmp_path, files)
+    events = await one_turn(h, "hello")
+    [failed] = data(events, "turn.failed")
+    assert failed["code"] == "DYNAMIC_RESOLVER_FAILED" and message in failed["message"]
+
+
 # --- one agent's skills -------------------------------------------------------------------------
 
 HELPER = {
@@ -306,11 +440,6 @@ HELPER = {
     ),
     "agent/subagents/helper/instructions.md": "You help.\n",
 }
-
-
-def skills_listed(model: Recording, index: int) -> list[str]:
-    block = [m.content for m in model.requests[index].messages if isinstance(m, SystemMessage)][-1]
-    return block.splitlines()[1:]
 
 
 def helper_requests(model: Recording) -> list[Any]:

@@ -1,4 +1,4 @@
-"""Compiling skills by eve's rules: descriptions, frontmatter, package files, `define_skill`, info."""
+"""Compiling skills by eve's rules: descriptions, frontmatter, package files, `define_skill`, dynamic skills, info."""
 
 from __future__ import annotations
 
@@ -174,6 +174,34 @@ def test_skills_that_are_not_packages_get_a_generated_skill_md(tmp_path: Path) -
     }
 
 
+# --- dynamic skills -----------------------------------------------------------------------------
+
+DYNAMIC = """\
+from eve_runtime import define_dynamic, define_skill
+
+playbook = define_dynamic({"session.started": lambda ctx: define_skill(description="d", markdown="m")})
+"""
+
+
+def test_a_dynamic_skill_resolver_compiles_to_a_resolver_and_turns_load_skill_on(tmp_path: Path) -> None:
+    result = build(tmp_path, {"agent/skills/playbook.py": DYNAMIC})
+    agent = runtime(result)
+    root = result.manifest.root
+    assert root is not None
+    assert root.skills == [] and agent.skills == {}
+    assert [(d.slug, d.event_names, d.source.export_name) for d in root.dynamic_skills] == [
+        ("playbook", ["session.started"], "playbook")
+    ]
+    assert set(agent.dynamic_skills) == {"playbook"}
+    assert statuses(root)["load_skill"] == "active"
+
+
+def test_a_dynamic_skill_resolves_on_session_and_turn_starts_only(tmp_path: Path) -> None:
+    content = DYNAMIC.replace("session.started", "step.started")
+    diagnostic = failed(build(tmp_path, {"agent/skills/playbook.py": content}), "compile/dynamic-event-unsupported")
+    assert "Dynamic skills" in diagnostic.message
+
+
 # --- per agent, and what info shows -------------------------------------------------------------
 
 
@@ -199,9 +227,14 @@ def test_skills_belong_to_one_agent(tmp_path: Path) -> None:
     assert agent.subagents["plain"].skills == {}
 
 
-def test_info_lists_the_skills_and_load_skill_active(tmp_path: Path) -> None:
-    content = "---\ndescription: Plan a trip.\nlicense: MIT\n---\nAsk where.\n"
-    result = build(tmp_path, {"agent/skills/plan_a_trip.md": content})
+def test_info_lists_static_and_dynamic_skills_and_load_skill_active(tmp_path: Path) -> None:
+    result = build(
+        tmp_path,
+        {
+            "agent/skills/plan_a_trip.md": "---\ndescription: Plan a trip.\nlicense: MIT\n---\nAsk where.\n",
+            "agent/skills/playbook.py": DYNAMIC,
+        },
+    )
     ok(result)
     info = agent_info(result.manifest, mode="development")
     static = info["skills"]["static"]
@@ -209,6 +242,12 @@ def test_info_lists_the_skills_and_load_skill_active(tmp_path: Path) -> None:
         ("plan_a_trip", "Plan a trip.", "Ask where.\n", "MIT")
     ]
     assert static[0]["sourceKind"] == "markdown" and static[0]["logicalPath"] == "skills/plan_a_trip.md"
+    [dynamic] = info["skills"]["dynamic"]
+    assert (dynamic["slug"], dynamic["eventNames"], dynamic["sourceKind"]) == (
+        "playbook",
+        ["session.started"],
+        "module",
+    )
     framework = {f["name"]: f["status"] for f in info["tools"]["framework"]}
     assert framework["load_skill"] == "active"
 

@@ -8,7 +8,8 @@ has any, and that result is what the model reads, so the skill's instructions jo
 
 On the stream a load is a `load-skill` action (`actions.requested`) and a `load-skill-result`
 (`action.result`), both carrying the skill's `name`; its input is never streamed (no
-`action.input.appended`). The skills are the agent's own: a subagent sees only its own.
+`action.input.appended`). The skills are the agent's own, with the dynamic skills its
+resolvers returned for the session and the turn: a subagent sees only its own.
 """
 
 from __future__ import annotations

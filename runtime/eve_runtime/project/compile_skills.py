@@ -1,4 +1,4 @@
-"""Compiling an agent's skills: markdown files, `SKILL.md` packages and `define_skill`.
+"""Compiling an agent's skills: markdown files, `SKILL.md` packages, `define_skill` and dynamic resolvers.
 
 eve's rules, as `agent/skills/` holds them:
 
@@ -8,7 +8,8 @@ eve's rules, as `agent/skills/` holds them:
   under `references/`, `assets/` and `scripts/` belong to it;
 - `description` and `license` must be text when present; `metadata` is kept only when every
   value is a string; other frontmatter is accepted and ignored;
-- `skills/<name>.py` holds `define_skill(...)`.
+- `skills/<name>.py` holds `define_skill(...)`, or a `define_dynamic` resolver whose
+  `session.started` / `turn.started` handler returns skills while a session runs.
 
 Each skill compiles to a manifest entry and a `RuntimeSkill` holding every file of its package,
 `SKILL.md` included (generated for skills that are not packages), for `ctx.get_skill` and the
@@ -23,19 +24,22 @@ from pathlib import Path
 from typing import Any
 
 from eve_runtime import diagnostics as dg
+from eve_runtime.authoring.dynamic import DynamicResolver
 from eve_runtime.authoring.skills import Skill, describe_markdown
 from eve_runtime.diagnostics import Diagnostic
 from eve_runtime.project.compile_content import module_definition, read_markdown
-from eve_runtime.project.compose_tools import source_info
+from eve_runtime.project.compose_tools import DYNAMIC_TOOL_EVENTS, source_info
 from eve_runtime.project.loader import ModuleLoader
-from eve_runtime.project.manifest import SkillManifest, SourceInfo
+from eve_runtime.project.manifest import DynamicManifest, SkillManifest, SourceInfo
 from eve_runtime.project.runtime_agent import RuntimeSkill
 from eve_runtime.project.sources import AgentSources, NamedSource
 
-__all__ = ["SKILL_FILE", "CompiledSkills", "compile_skills", "runtime_skill", "skill_document"]
+__all__ = ["DYNAMIC_SKILL_EVENTS", "SKILL_FILE", "CompiledSkills", "compile_skills", "runtime_skill", "skill_document"]
 
 SKILL_FILE = "SKILL.md"
 SKILL_PACKAGE_FOLDERS = ("references", "assets", "scripts")
+DYNAMIC_SKILL_EVENTS = DYNAMIC_TOOL_EVENTS
+"""Dynamic skills resolve when dynamic tools do: `session.started` and `turn.started`."""
 
 
 @dataclass
@@ -43,6 +47,8 @@ class CompiledSkills:
     """The outcome of compiling one agent's skills."""
 
     skills: dict[str, RuntimeSkill] = field(default_factory=dict)
+    dynamic: dict[str, DynamicResolver] = field(default_factory=dict)
+    dynamic_manifests: list[DynamicManifest] = field(default_factory=list)
 
     @property
     def manifests(self) -> list[SkillManifest]:
@@ -63,7 +69,7 @@ def skill_document(name: str, description: str, markdown: str, license: str | No
 
 
 def runtime_skill(name: str, skill: Skill, source: SourceInfo) -> RuntimeSkill:
-    """The engine's view of a `define_skill`."""
+    """The engine's view of a `define_skill` (authored in a file, or returned by a dynamic resolver)."""
     metadata = dict(skill.metadata)
     manifest = SkillManifest(
         name=name,
@@ -80,7 +86,7 @@ def runtime_skill(name: str, skill: Skill, source: SourceInfo) -> RuntimeSkill:
 
 
 def compile_skills(sources: AgentSources, loader: ModuleLoader, diagnostics: list[Diagnostic]) -> CompiledSkills:
-    """Every skill of the agent, with its description, body and files."""
+    """Every skill of the agent, with its description, body and files, and its dynamic skill resolvers."""
     compiled = CompiledSkills()
     for named in sources.skills:
         if named.source.kind == "module":
@@ -101,13 +107,29 @@ def _compile_module(
 ) -> None:
     node_id = sources.node_id
     found = module_definition(
-        named.source, (Skill,), loader, diagnostics, node_id=node_id, what="skill",
+        named.source, (Skill, DynamicResolver), loader, diagnostics, node_id=node_id, what="skill",
         example='skill = define_skill(description="...", markdown="...")',
     )  # fmt: skip
-    if found is not None:
-        compiled.skills[named.name] = runtime_skill(
-            named.name, found.value, source_info(node_id, named, export=found.name)
+    if found is None:
+        return
+    info = source_info(node_id, named, export=found.name)
+    if isinstance(found.value, Skill):
+        compiled.skills[named.name] = runtime_skill(named.name, found.value, info)
+        return
+    resolver: DynamicResolver = found.value
+    unsupported = sorted(set(resolver.event_names) - DYNAMIC_SKILL_EVENTS)
+    if unsupported:
+        diagnostics.append(
+            dg.error(
+                "compile/dynamic-event-unsupported",
+                f"Dynamic skills resolve on session.started or turn.started only, not {unsupported}.",
+                named.source.path,
+                node_id=node_id,
+            )
         )
+        return
+    compiled.dynamic[named.name] = resolver
+    compiled.dynamic_manifests.append(DynamicManifest(slug=named.name, event_names=resolver.event_names, source=info))
 
 
 def _frontmatter_text(

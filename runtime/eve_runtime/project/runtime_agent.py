@@ -62,7 +62,8 @@ class RuntimeAgent:
     dynamic_instructions: list[DynamicResolver] = field(default_factory=list)
     dynamic_tools: dict[str, DynamicResolver] = field(default_factory=dict)
     skills: dict[str, RuntimeSkill] = field(default_factory=dict)
-    """The agent's skills by name."""
+    """The agent's skills by name (with a session's dynamic skills, once resolved)."""
+    dynamic_skills: dict[str, DynamicResolver] = field(default_factory=dict)
     hooks: dict[str, Hook] = field(default_factory=dict)
     schedules: dict[str, Schedule] = field(default_factory=dict)
     subagents: dict[str, RuntimeAgent] = field(default_factory=dict)
