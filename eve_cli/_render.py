@@ -57,7 +57,8 @@ def _agent_rows(table: Table, agent: AgentManifest) -> None:
     instructions = [f"{i.source.logical_path} ({i.role})" for i in agent.instructions]
     instructions += [f"{d.source.logical_path} (dynamic)" for d in agent.dynamic_instructions]
     table.add_row("Instructions", _names(instructions))
-    table.add_row("Skills", _names([s.name for s in agent.skills]))
+    skills = [s.name for s in agent.skills] + [f"{d.slug} (dynamic)" for d in agent.dynamic_skills]
+    table.add_row("Skills", _names(skills))
     table.add_row("Subagents", _names([s.name for s in agent.subagents]))
     table.add_row("Schedules", _names([f"{s.name} ({s.cron})" for s in agent.schedules]))
     table.add_row("Hooks", _names([h.slug for h in agent.hooks]))

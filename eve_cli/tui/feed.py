@@ -182,7 +182,9 @@ class Feed:
                 continue
             name = str(action.get("toolName") or action.get("subagentName") or action.get("name") or "call")
             arguments = one_line(action.get("input") or {}, 100)
-            kind = " [dim](subagent)[/]" if action.get("kind") == "subagent-call" else ""
+            kind = {"subagent-call": " [dim](subagent)[/]", "load-skill": " [dim](skill)[/]"}.get(
+                str(action.get("kind")), ""
+            )
             lines.append(f"[magenta]▸ {escape(name)}[/]{kind} [dim]{escape(arguments)}[/]")
             self.activity = f"Running {name}"
         return lines

@@ -18,6 +18,7 @@ from eve_runtime import (
     Instructions,
     Schedule,
     Skill,
+    ToolContext,
     ToolOptions,
     UserError,
     define_agent,
@@ -31,7 +32,7 @@ from eve_runtime import (
 )
 from eve_runtime.authoring.config import DEFAULT_SESSION_TIMEOUT_MS
 from eve_runtime.authoring.schedules import cron_problem
-from eve_runtime.authoring.skills import describe_markdown
+from eve_runtime.authoring.skills import SkillHandle, describe_markdown
 from eve_runtime.authoring.tools import tool_options
 from eve_runtime.models.base import ModelEvent, ModelRequest
 from eve_runtime.project.frontmatter import FrontmatterError, parse_markdown
@@ -403,6 +404,8 @@ def test_define_skill() -> None:
         ({"files": {"../outside.md": "x"}}, "files"),
         ({"files": {"a/../../b": "x"}}, "files"),
         ({"files": {"ok.md": 3}}, "files"),
+        ({"files": {"SKILL.md": "x"}}, "files"),
+        ({"files": {"Skill.md": "x"}}, "files"),
         ({"metadata": {"count": 3}}, "metadata"),
     ],
 )
@@ -422,11 +425,38 @@ def test_bad_skill(kwargs: dict[str, Any], field: str) -> None:
         ("```python\nprint()\n```\n", "print()"),
         ("```\n```\nAfter the fence", "After the fence"),
         ("#\n-\n\n", "Instructions for the s skill."),
+        ("#\nA later line is not tried", "Instructions for the s skill."),
+        ("~~~\nOnly backtick fences", "~~~"),
         ("", "Instructions for the s skill."),
     ],
 )
 def test_describe_markdown(body: str, description: str) -> None:
     assert describe_markdown("s", body) == description
+
+
+def test_a_skill_handle_reads_package_files() -> None:
+    handle = SkillHandle("research", {"SKILL.md": b"# R", "references/api.md": "Ärger".encode()})
+    assert handle.paths == ["SKILL.md", "references/api.md"]
+    assert handle.file("references/api.md").text() == "Ärger"
+    assert handle.file("SKILL.md").bytes() == b"# R"
+    with pytest.raises(FileNotFoundError, match="no file 'references/missing.md'"):
+        handle.file("references/missing.md").text()
+    for bad in ("/etc/passwd", "../x", "a/../../b", "", "a//b", "a\\b"):
+        with pytest.raises(ValueError, match="not a relative path inside the skill"):
+            handle.file(bad)
+
+
+def test_ctx_get_skill_asks_the_host() -> None:
+    class Host:
+        def skill(self, name: str) -> SkillHandle | None:
+            return SkillHandle(name, {"SKILL.md": b"x"}) if name == "known" else None
+
+    ctx = ToolContext("s", "t", 0, "c", "tool", host=Host())  # type: ignore[arg-type]
+    assert ctx.get_skill("known").file("SKILL.md").text() == "x"
+    with pytest.raises(LookupError, match="no skill named 'other'"):
+        ctx.get_skill("other")
+    with pytest.raises(RuntimeError, match="needs a running eve session"):
+        ToolContext("s", "t", 0, "c", "tool").get_skill("known")
 
 
 # --- define_schedule ----------------------------------------------------------------------------

@@ -31,6 +31,8 @@ def test_info_json_is_agent_info_v6_with_the_local_build(runner: CliRunner, scaf
     assert info["agent"]["model"]["id"] == "test"
     assert [t["name"] for t in info["tools"]["static"]] == ["get_weather", "send_alert"]
     assert [s["name"] for s in info["subagents"]["local"]] == ["forecaster"]
+    assert [s["name"] for s in info["skills"]["static"]] == ["plan_a_day"]
+    assert {f["name"]: f["status"] for f in info["tools"]["framework"]}["load_skill"] == "active"
     assert info["instructions"]["static"][0]["role"] == "system"
     assert info["diagnostics"]["discoveryErrors"] == 0
     assert info["messaging"]["create"] == "POST /eve/v1/session"
@@ -51,6 +53,7 @@ def test_info_human_view(runner: CliRunner, scaffolded: Path) -> None:
     for expected in ("App Root", "Model", "test", "get_weather", "instructions.md (system)", "0 errors, 0 warnings"):
         assert expected in result.output
     assert "webhook (POST /webhook/messages" in result.output  # the template's channel and its routes
+    assert "plan_a_day" in result.output  # and its skill
 
 
 def test_info_exits_1_and_shows_diagnostics_when_the_app_has_errors(runner: CliRunner, scaffolded: Path) -> None:

@@ -17,6 +17,7 @@ TEMPLATE_FILES = {
     "agent/instructions.md",
     "agent/tools/get_weather.py",
     "agent/tools/send_alert.py",
+    "agent/skills/plan_a_day.md",
     "agent/channels/webhook.py",
     "agent/subagents/forecaster/agent.py",
     "agent/subagents/forecaster/instructions.md",
@@ -56,6 +57,9 @@ def test_scaffolded_app_compiles_cleanly_and_its_tool_runs(runner: CliRunner, tm
     assert weather.manifest.input_schema["required"] == ["city"]
     assert weather.function is not None
     assert weather.function("Paris") == {"city": "Paris", "condition": "Sunny", "temperatureF": 72}
+    plan = compiled.root.skills["plan_a_day"].manifest
+    assert plan.description == "Plan a day or an outing around the weather, hour by hour."
+    assert "`plan_a_day` skill" in (tmp_path / "app/agent/instructions.md").read_text()
     compiled.loader.release()
 
 
@@ -110,6 +114,7 @@ def test_existing_python_project_gets_only_the_agent_folder(runner: CliRunner, t
         "agent/instructions.md",
         "agent/tools/get_weather.py",
         "agent/tools/send_alert.py",
+        "agent/skills/plan_a_day.md",
         "agent/channels/webhook.py",
         "agent/subagents/forecaster/agent.py",
         "agent/subagents/forecaster/instructions.md",

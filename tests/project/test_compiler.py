@@ -231,20 +231,6 @@ def test_tool_description_missing(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("path", "content"),
-    [
-        ("skills/research/SKILL.md", "---\nlicense: MIT\n---\nBody\n"),
-        ("skills/research/SKILL.md", "No frontmatter at all.\n"),
-        ("skills/summarize.md", "---\ndescription: 42\n---\nBody\n"),
-        ("skills/summarize.md", "---\ndescription: '  '\n---\nBody\n"),
-    ],
-)
-def test_skill_description_missing(tmp_path: Path, path: str, content: str) -> None:
-    diagnostic = failed(build(tmp_path, {f"agent/{path}": content}), "compile/skill-description-missing")
-    assert diagnostic.source_path == str(tmp_path / "app" / "agent" / path)
-
-
-@pytest.mark.parametrize(
     ("path", "content", "line"),
     [
         ("skills/s.md", "---\ndescription: never closed\n", 1),
@@ -422,9 +408,9 @@ def test_framework_tool_statuses_by_default(tmp_path: Path) -> None:
     assert root.disabled == []
 
 
-def test_load_skill_applies_once_there_is_a_skill(tmp_path: Path) -> None:
+def test_load_skill_is_active_once_there_is_a_skill(tmp_path: Path) -> None:
     root = ok(build(tmp_path, {"agent/skills/summarize.md": "# Summarize things"}))
-    assert statuses(root)["load_skill"] in ("active", "unavailable")
+    assert statuses(root)["load_skill"] == "active"
 
 
 def test_disable_tool_turns_a_framework_tool_off(tmp_path: Path) -> None:
@@ -676,55 +662,6 @@ def test_static_instructions_in_order_with_roles(tmp_path: Path) -> None:
         "instructions/a.py",
         "instructions/b.md",
     ]
-
-
-# --- skills -------------------------------------------------------------------------------------
-
-
-def test_skill_descriptions(tmp_path: Path) -> None:
-    root = ok(
-        build(
-            tmp_path,
-            {
-                "agent/skills/framed.md": "---\ndescription: ' Plan a trip. '\nlicense: MIT\n---\n# Body\n",
-                "agent/skills/heading.md": "\n\n## Summarize  a document\nMore.\n",
-                "agent/skills/quote.md": "> - * Quoted line\n",
-                "agent/skills/fenced.md": "```\ncode\n```\n- Real line\n",
-                "agent/skills/empty.md": "\n   \n#\n",
-                "agent/skills/coded.py": """\
-                    from eve_runtime import define_skill
-
-                    skill = define_skill(
-                        description="Coded.", markdown="Do it.", files={"references/a.md": "A"}, license="MIT"
-                    )
-                """,
-                "agent/skills/research/SKILL.md": (
-                    "---\ndescription: Research.\nmetadata:\n  owner: me\n  count: 3\n---\nBody\n"
-                ),
-                "agent/skills/research/references/api.md": "api",
-                "agent/skills/research/scripts/run.sh": "echo",
-                "agent/skills/research/assets/img/logo.txt": "logo",
-                "agent/skills/research/other/ignored.md": "not a package folder",
-            },
-        )
-    )
-    skills = {s.name: s for s in root.skills}
-    assert skills["framed"].description == "Plan a trip."
-    assert skills["framed"].license == "MIT"
-    assert skills["framed"].markdown == "# Body\n"
-    assert skills["heading"].description == "Summarize  a document"
-    assert skills["quote"].description == "Quoted line"
-    assert skills["fenced"].description == "code"  # the fence lines are skipped, not the lines inside
-    assert skills["empty"].description == "Instructions for the empty skill."
-    assert skills["coded"].description == "Coded."
-    assert skills["coded"].files == ["references/a.md"]
-    assert skills["coded"].source.export_name == "skill"
-    research = skills["research"]
-    assert research.description == "Research."
-    assert research.metadata == {"owner": "me"}
-    assert sorted(research.files) == ["assets/img/logo.txt", "references/api.md", "scripts/run.sh"]
-    assert research.source.source_kind == "skill-package"
-    assert statuses(root)["load_skill"] != "not-applicable"
 
 
 # --- schedules and hooks ------------------------------------------------------------------------

@@ -385,25 +385,37 @@ def test_skill_forms(tmp_path: Path) -> None:
         tmp_path,
         {
             "agent/skills/summarize.md": "# Summarize\n",
+            "agent/skills/shout.MD": "# Shout\n",
             "agent/skills/research/SKILL.md": "---\ndescription: Research.\n---\nBody\n",
             "agent/skills/research/references/api.md": "ref",
+            "agent/skills/weather/skill.md": "---\ndescription: Weather.\n---\nBody\n",
             "agent/skills/coded.py": "X = 1\n",
-            "agent/skills/notes.txt": "ignored",
+            "agent/skills/.DS_Store": "hidden files are not entries",
         },
     )
     assert graph.diagnostics == []
     assert [(s.name, s.source.logical_path, s.source.kind) for s in graph.root.skills] == [
         ("coded", "skills/coded.py", "module"),
         ("research", "skills/research/SKILL.md", "skill-package"),
+        ("shout", "skills/shout.MD", "markdown"),
         ("summarize", "skills/summarize.md", "markdown"),
+        ("weather", "skills/weather/skill.md", "skill-package"),  # eve finds SKILL.md in any case
     ]
 
 
-def test_skill_package_without_skill_md_warns(tmp_path: Path) -> None:
+def test_a_skill_package_without_skill_md_is_an_error(tmp_path: Path) -> None:
     graph = run(tmp_path, {"agent/skills/research/README.md": "no SKILL.md here"})
-    diagnostic = only(graph.diagnostics, "discover/skill-package-invalid")
-    assert diagnostic.severity == "warning"
+    diagnostic = only(graph.diagnostics, "discover/skill-markdown-missing")
+    assert diagnostic.severity == "error"
+    assert diagnostic.source_path == str(tmp_path / "app" / "agent" / "skills" / "research")
     assert graph.root.skills == []
+
+
+def test_a_file_that_is_no_skill_is_an_error(tmp_path: Path) -> None:
+    graph = run(tmp_path, {"agent/skills/notes.txt": "not a skill", "agent/skills/ok.md": "Fine."})
+    diagnostic = only(graph.diagnostics, "discover/skill-entry-not-directory")
+    assert diagnostic.severity == "error" and diagnostic.source_path.endswith("notes.txt")
+    assert [s.name for s in graph.root.skills] == ["ok"]
 
 
 @pytest.mark.parametrize(
@@ -415,7 +427,7 @@ def test_skill_package_without_skill_md_warns(tmp_path: Path) -> None:
 )
 def test_skill_forms_collide(tmp_path: Path, files: dict[str, str | bytes]) -> None:
     graph = run(tmp_path, files)
-    assert only(graph.diagnostics, "discover/slot-collision").severity == "error"
+    assert only(graph.diagnostics, "discover/skill-collision").severity == "error"
     assert graph.root.skills == []
 
 

@@ -8,7 +8,8 @@ with it. Besides the call's coordinates it offers, to `async` tools:
 - `await ctx.sleep(seconds)`: a pause;
 - `await ctx.step(function, *args)`: run a side effect and remember its result;
 - `ctx.abort_signal`: fires when the person steers the turn (a new message), so a tool waiting
-  for a long time can stop early.
+  for a long time can stop early;
+- `ctx.get_skill(name).file(path).text()`: a file of one of the agent's skill packages.
 
 In a tool marked `@tool(workflow=True)` these are *durable*: each one is journaled on the
 session's stream as it completes, and when a restart interrupts the tool, its body runs again
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypedDict
 
+from eve_runtime.authoring.skills import SkillHandle
 from eve_runtime.checkpoint import SessionState
 
 __all__ = [
@@ -134,6 +136,8 @@ class ToolHost(Protocol):
 
     async def reply(self, output: Any) -> dict[str, Any]: ...
 
+    def skill(self, name: str) -> SkillHandle | None: ...
+
 
 @dataclass(frozen=True)
 class ToolContext:
@@ -225,6 +229,20 @@ class ToolContext:
         `taskId`). Journaled like `step`: after a restart, earlier replies are not sent again.
         """
         return await self._host("reply").reply(output)
+
+    def get_skill(self, name: str) -> SkillHandle:
+        """One of the agent's skills (its own: a subagent never sees its parent's), to read its files.
+
+        `ctx.get_skill("research").file("references/checklist.md").text()` reads a package file
+        from the compiled skill; works in sync and async tools alike.
+
+        Raises:
+            LookupError: The agent has no skill of that name.
+        """
+        handle = self._host("get_skill").skill(name)
+        if handle is None:
+            raise LookupError(f"ctx.get_skill: the agent has no skill named {name!r}")
+        return handle
 
 
 def option_id(label: str) -> str:

@@ -2,7 +2,8 @@
 
 Every call gets the agent's static instructions (system-role ones as system messages; user-role
 static instructions are part of the history from the session's start), then the dynamic
-instructions resolved for the session and the turn, then the history, with the turn's client
+instructions resolved for the session and the turn, then the agent's skills (names and
+descriptions, see `eve_runtime.engine.skills`), then the history, with the turn's client
 context inserted just before the turn's first user message (it is never stored in history).
 """
 
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from eve_runtime.checkpoint import SessionState, TurnState
+from eve_runtime.engine.skills import skill_tools, skills_message
 from eve_runtime.messages import Message, SystemMessage, UserMessage
 from eve_runtime.models.base import ModelRequest, ModelSettings, ToolDefinition
 from eve_runtime.project.runtime_agent import RuntimeAgent
@@ -70,11 +72,14 @@ def _instruction_messages(agent: RuntimeAgent, state: SessionState, turn: TurnSt
             messages.append(
                 SystemMessage(content=value.content) if value.role == "system" else UserMessage(content=value.content)
             )
+    skills = skills_message(agent)
+    if skills is not None:
+        messages.append(skills)
     return messages
 
 
 def tool_definitions(agent: RuntimeAgent, turn: TurnState | None, *, is_root: bool = True) -> list[ToolDefinition]:
-    """The tools offered on every call of the turn: authored, delegation and task tools, and `eve__reply`."""
+    """The tools offered on every call of the turn: authored, `load_skill`, delegation, task tools, `eve__reply`."""
     tools = [
         ToolDefinition(
             name=t.name,
@@ -83,6 +88,7 @@ def tool_definitions(agent: RuntimeAgent, turn: TurnState | None, *, is_root: bo
         )
         for t in agent.tools.values()
     ]
+    tools.extend(skill_tools(agent))
     delegation = delegation_tools(agent, is_root=is_root)
     tools.extend(definition for _node, definition in delegation.values())
     if delegation or tool_task_names(agent):

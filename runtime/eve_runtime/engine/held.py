@@ -1,8 +1,8 @@
 """What the engine holds in memory beside the checkpoints, and never writes.
 
-The tools a session's `define_dynamic` resolvers returned (functions), the session as an actor
-leaves it (the next actor in this process reuses it instead of reading the store), and the build
-each busy session stays on while this process has it loaded.
+The tools and skills a session's `define_dynamic` resolvers returned (functions and definitions),
+the session as an actor leaves it (the next actor in this process reuses it instead of reading the
+store), and the build each busy session stays on while this process has it loaded.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from eve_runtime.checkpoint import SessionState
 from eve_runtime.messages import Message
-from eve_runtime.project.runtime_agent import RuntimeAgent, RuntimeTool
+from eve_runtime.project.runtime_agent import RuntimeAgent, RuntimeSkill, RuntimeTool
 from eve_runtime.store.base import SessionRecord
 
 __all__ = ["CodePins", "DynamicTools", "LoadedSession"]
@@ -19,11 +19,13 @@ __all__ = ["CodePins", "DynamicTools", "LoadedSession"]
 
 @dataclass
 class DynamicTools:
-    """What an actor resolved: session-scoped tools (None until resolved) and the turn's."""
+    """What an actor resolved: session-scoped tools and skills (tools None until resolved) and the turn's."""
 
     session: dict[str, RuntimeTool] | None = None
     turn: dict[str, RuntimeTool] = field(default_factory=dict)
     turn_id: str | None = None
+    session_skills: dict[str, RuntimeSkill] = field(default_factory=dict)
+    turn_skills: dict[str, RuntimeSkill] = field(default_factory=dict)
 
 
 @dataclass

@@ -68,10 +68,19 @@ class ModelResult:
 class ModelCall:
     """The model call of one step attempt (a new one per attempt)."""
 
-    def __init__(self, emit: Callable[[StreamEvent], None], at: StepAt, options: RuntimeOptions) -> None:
+    def __init__(
+        self,
+        emit: Callable[[StreamEvent], None],
+        at: StepAt,
+        options: RuntimeOptions,
+        *,
+        quiet: frozenset[str] = frozenset(),
+    ) -> None:
         self.emit = emit
         self.at = at
         self.options = options
+        self.quiet = quiet | {REPLY_TOOL}
+        """Tools whose input is not streamed as `action.input.appended` (the output-schema reply, skill loads)."""
         self.output_started = False
         """Whether text or a tool call came out (a steering message then waits for the boundary)."""
         self._task: asyncio.Task[ModelResult] | None = None
@@ -141,9 +150,9 @@ class ModelCall:
                 self._tool_names[event.call_id] = event.name
             elif isinstance(event, ToolInputDelta):
                 self.output_started = True
-                if self._tool_names.get(event.call_id) == REPLY_TOOL:
-                    continue  # the output-schema reply is not an action
                 name = self._tool_names.get(event.call_id, "")
+                if name in self.quiet:
+                    continue
                 emit(ActionInputAppended(at, event.call_id, event.delta, name))
             elif isinstance(event, ToolCallFinished):
                 result.calls.append(event.call)

@@ -12,6 +12,8 @@ turn's history is rebuilt without running anything again:
 - except a workflow tool's call (`@tool(workflow=True)`) without a result: it is *resumed*, its
   body run again with the journal its events hold (see `eve_runtime.engine.workflow`), first thing in
   the next step;
+- and a skill load (a `load-skill` action) without a result, which has no effect to fear: it is
+  answered again from the agent's skills;
 - text the interrupted step streamed is dropped (streamed deltas stay on the stream).
 
 The turn then re-runs the interrupted step, with the same `turnId`, `stepIndex` and `sequence`.
@@ -26,6 +28,7 @@ from typing import Any
 
 from eve_runtime.checkpoint import CallRecord
 from eve_runtime.engine.ports import Session
+from eve_runtime.engine.skills import LOAD_SKILL, skill_outcome
 from eve_runtime.engine.workflow import journal_from_events
 from eve_runtime.events.usage import add_call, call_usage_of
 from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage
@@ -50,6 +53,8 @@ class _Step:
     completed: bool = False
     text: str | None = None
     calls: list[ToolCall] = field(default_factory=list)
+    skill_loads: set[str] = field(default_factory=set)
+    """The calls that were `load-skill` actions."""
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
     usage: Usage | None = None
     cost_usd: float | None = None
@@ -102,13 +107,11 @@ def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]
             step.text = data.get("message")
         elif kind == "actions.requested":
             for action in data.get("actions", []):
-                step.calls.append(
-                    ToolCall(
-                        id=action["callId"],
-                        name=action.get("toolName") or action.get("name", ""),
-                        arguments=action.get("input", {}),
-                    )
-                )
+                loads = action.get("kind") == "load-skill"  # its `name` is the skill's, not the tool's
+                name = LOAD_SKILL if loads else action.get("toolName") or action.get("name", "")
+                step.calls.append(ToolCall(id=action["callId"], name=name, arguments=action.get("input", {})))
+                if loads:
+                    step.skill_loads.add(action["callId"])
         elif kind == "action.result":
             step.results[data["result"]["callId"]] = data
         elif kind == "step.completed":
@@ -140,10 +143,13 @@ def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]
                 resume.append(CallRecord(id=call.id, name=call.name, arguments=call.arguments, journal=journal))
                 next_step = index + 1  # the step's model call is done: the next one starts with the resumed calls
                 continue
-            if recorded is None:
-                history.append(ToolMessage(tool_call_id=call.id, name=call.name, content=ABANDONED_TEXT, is_error=True))
-                continue
-            content, is_error = _result_content(agent, call.name, recorded)
+            if recorded is None and call.id in step.skill_loads:
+                outcome = skill_outcome(agent, call)
+                content, is_error = outcome.model_content, outcome.is_error
+            elif recorded is None:
+                content, is_error = ABANDONED_TEXT, True
+            else:
+                content, is_error = _result_content(agent, call.name, recorded)
             history.append(ToolMessage(tool_call_id=call.id, name=call.name, content=content, is_error=is_error))
     last = steps[max(steps)] if steps else None
     replied = (

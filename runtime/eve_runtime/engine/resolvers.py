@@ -163,7 +163,7 @@ async def resolve_model_id(resolver: DynamicResolver, event: str, context: Dynam
 
 
 def _resolves_on(agent: RuntimeAgent, event_types: Sequence[str]) -> bool:
-    resolvers = [*agent.dynamic_instructions, *agent.dynamic_tools.values()]
+    resolvers = [*agent.dynamic_instructions, *agent.dynamic_tools.values(), *agent.dynamic_skills.values()]
     if isinstance(agent.config.model, DynamicResolver):
         resolvers.append(agent.config.model)
     return any(name in event_types for resolver in resolvers for name in resolver.events)

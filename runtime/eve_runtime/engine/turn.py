@@ -28,8 +28,9 @@ from eve_runtime.engine.limits import exceeded_limit
 from eve_runtime.engine.model_call import Cancelled, ModelCall, ModelResult, Steered, StepFailed
 from eve_runtime.engine.parked import decide_calls, park_for_approval, park_for_limit
 from eve_runtime.engine.ports import Session
+from eve_runtime.engine.skills import load_skills, quiet_tools, skill_calls
 from eve_runtime.engine.workflow import QuestionBoard, ServeInbox
-from eve_runtime.events.actions import ActionResult, ActionsRequested
+from eve_runtime.events.actions import ActionResult, ActionsRequested, load_skill_action
 from eve_runtime.events.catalog import StepAt
 from eve_runtime.events.turns import (
     MessageCompleted,
@@ -200,7 +201,7 @@ class TurnRunner:
         model, model_id = await session.model_for_step(step_index)
         at = self.step_at(step_index)
         session.emit(StepStarted(at, model_id))
-        self._model_call = ModelCall(session.emit, at, session.host.options)
+        self._model_call = ModelCall(session.emit, at, session.host.options, quiet=quiet_tools(session.agent))
         if turn.execute:
             await self._run_approved(step_index)
         try:
@@ -259,18 +260,20 @@ class TurnRunner:
         at = self.step_at(step_index)
         reply_calls = [c for c in result.calls if c.name == REPLY_TOOL and turn.output_schema is not None]
         task_calls = [c for c in result.calls if c.name in self._task_tools]
-        calls = [c for c in result.calls if c not in reply_calls and c not in task_calls]
+        skills = skill_calls(session.agent, result.calls)  # answered at once: no thread, no approval
+        calls = [c for c in result.calls if c not in reply_calls and c not in task_calls and c not in skills]
         if result.text:
             session.emit(MessageCompleted(at, "tool-calls", result.text))
         for call in [c for c in result.calls if c not in reply_calls]:
             presentation = {call.id: {"label": presentation_label(call)}} if call.name in self.delegation else None
-            session.emit(ActionsRequested(at, [action_entry(call, self.delegation)], presentation))
+            entry = load_skill_action(call) if call in skills else action_entry(call, self.delegation)
+            session.emit(ActionsRequested(at, [entry], presentation))
         decisions = await decide_calls(session, calls)
         await session.flush()  # a call's start record is durable before the call runs
         crashpoint("after-actions-requested")
         runnable = [c for c in calls if decisions[c.id][0] in ("not-applicable", "approved")]
         asking = [c for c in calls if decisions[c.id][0] == "user-approval"]
-        outcomes = await self.run_tools(runnable, step_index)
+        outcomes = {**load_skills(session, skills, at), **await self.run_tools(runnable, step_index)}
         if self.cancel_requested:
             for call in task_calls:
                 outcomes[call.id] = cancelled_outcome(call)

@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from eve_runtime.authoring.context import AbortSignal, AskResult, SleepResult
+from eve_runtime.authoring.skills import SkillHandle
 from eve_runtime.engine.ports import Session
 from eve_runtime.engine.tool_runner import json_safe
 from eve_runtime.events.actions import ActionPartial, InputRequested, InputResolved
@@ -313,6 +314,11 @@ class CallHost:
         self._journal_partial({"status": "step-completed", "step": name, "output": output})
         await self.session.flush()  # journaled before the body goes on
         return output
+
+    def skill(self, name: str) -> SkillHandle | None:
+        """A skill of the session's agent, with its package files (`ctx.get_skill`)."""
+        found = self.session.agent.skills.get(name)
+        return found.handle() if found is not None else None
 
     async def reply(self, output: Any) -> dict[str, Any]:
         session = self.session

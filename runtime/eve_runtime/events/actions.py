@@ -20,6 +20,8 @@ __all__ = [
     "ApprovalSettled",
     "InputRequested",
     "InputResolved",
+    "load_skill_action",
+    "requested_skill",
     "subagent_call_action",
     "tool_call_action",
 ]
@@ -28,6 +30,21 @@ __all__ = [
 def tool_call_action(call: ToolCall) -> dict[str, Any]:
     """A call's entry in `actions.requested`."""
     return {"callId": call.id, "input": call.arguments, "kind": "tool-call", "toolName": call.name}
+
+
+def requested_skill(call: ToolCall) -> str | None:
+    """The skill a `load_skill` call names (its `skill` input), if it names one."""
+    value = call.arguments.get("skill") if call.invalid_arguments is None else None
+    return value if isinstance(value, str) and value else None
+
+
+def load_skill_action(call: ToolCall) -> dict[str, Any]:
+    """A `load_skill` call's entry in `actions.requested`, with the skill's `name` when the input names one."""
+    entry: dict[str, Any] = {"callId": call.id, "input": call.arguments, "kind": "load-skill"}
+    name = requested_skill(call)
+    if name is not None:
+        entry["name"] = name
+    return entry
 
 
 def subagent_call_action(call: ToolCall, node_id: str, description: str) -> dict[str, Any]:
@@ -90,20 +107,25 @@ class ActionPartial(StreamEvent):
 
 @dataclass(frozen=True, slots=True)
 class ActionResult(StreamEvent):
-    """How a call ended (a cancelled call shows as `failed`)."""
+    """How a call ended (a cancelled call shows as `failed`); a skill load's is a `load-skill-result`."""
 
     type: ClassVar[EventType] = "action.result"
     at: StepAt
     outcome: ToolOutcome
+    load_skill: bool = False
+    """The call loaded a skill (the framework's `load_skill`): the result names the skill, not the tool."""
 
     def wire(self) -> dict[str, Any]:
         outcome = self.outcome
-        result: dict[str, Any] = {
-            "callId": outcome.call.id,
-            "kind": "tool-result",
-            "output": outcome.output,
-            "toolName": outcome.call.name,
-        }
+        result: dict[str, Any] = {"callId": outcome.call.id}
+        if self.load_skill:
+            result["kind"] = "load-skill-result"
+            name = requested_skill(outcome.call)
+            if name is not None:
+                result["name"] = name
+            result["output"] = outcome.output
+        else:
+            result.update(kind="tool-result", output=outcome.output, toolName=outcome.call.name)
         if outcome.error_name is not None:
             result["errorName"] = outcome.error_name
         if outcome.is_error:

@@ -92,11 +92,16 @@ BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
     ),
     BuiltinTool(
         "load_skill",
-        "Load one of the agent's skills by name, adding its instructions to the turn.",
-        _object({"name": _STRING}, ["name"]),
+        "Load the full instructions of one available skill by its name. Call it when a request matches the "
+        "description of a skill in the Available skills list, or when someone asks for that skill. Loading adds "
+        "the skill's instructions to the current turn and lists its files.",
+        _object(
+            {"skill": {"type": "string", "description": "The skill's name, from the Available skills list."}}, ["skill"]
+        ),
         "default",
         optional=False,
         needs="skills",
+        implemented=True,
     ),
     BuiltinTool(
         "connection_search",

@@ -12,7 +12,8 @@ from eve_runtime.authoring.dynamic import DynamicResolver
 from eve_runtime.diagnostics import Diagnostic
 from eve_runtime.models.ids import is_test_model
 from eve_runtime.project.compile_channels import compile_channels
-from eve_runtime.project.compile_content import compile_hooks, compile_instructions, compile_schedules, compile_skills
+from eve_runtime.project.compile_content import compile_hooks, compile_instructions, compile_schedules
+from eve_runtime.project.compile_skills import compile_skills
 from eve_runtime.project.compose_tools import compose_tools, framework_source, source_info
 from eve_runtime.project.definitions import Found, find_definition
 from eve_runtime.project.loader import ModuleLoader
@@ -89,7 +90,8 @@ def compile_agent(
         tools=[tool.manifest for tool in tools.tools.values()],
         dynamic_tools=tools.dynamic_manifests,
         framework_tools=tools.framework,
-        skills=skills,
+        skills=skills.manifests,
+        dynamic_skills=skills.dynamic_manifests,
         hooks=hook_manifests,
         schedules=schedule_manifests,
         channels=channels.manifests,
@@ -103,6 +105,8 @@ def compile_agent(
         tools=tools.tools,
         dynamic_instructions=dynamic_instructions,
         dynamic_tools=tools.dynamic,
+        skills=skills.skills,
+        dynamic_skills=skills.dynamic,
         hooks=hooks,
         schedules=schedules,
         subagents=children,

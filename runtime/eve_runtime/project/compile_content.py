@@ -1,4 +1,4 @@
-"""Compiling instructions, skills, hooks and schedules from markdown files and modules."""
+"""Compiling instructions, hooks and schedules from markdown files and modules (skills: `compile_skills`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from eve_runtime.authoring.dynamic import DynamicResolver
 from eve_runtime.authoring.hooks import Hook
 from eve_runtime.authoring.instructions import Instructions
 from eve_runtime.authoring.schedules import Schedule, cron_problem
-from eve_runtime.authoring.skills import Skill, describe_markdown
 from eve_runtime.diagnostics import Diagnostic
 from eve_runtime.project.compose_tools import source_info
 from eve_runtime.project.definitions import Found, find_definition
@@ -20,17 +19,23 @@ from eve_runtime.project.manifest import (
     HookManifest,
     InstructionManifest,
     ScheduleManifest,
-    SkillManifest,
 )
 from eve_runtime.project.sources import AgentSources, NamedSource, Source
 
-__all__ = ["compile_hooks", "compile_instructions", "compile_schedules", "compile_skills"]
+__all__ = [
+    "compile_hooks",
+    "compile_instructions",
+    "compile_schedules",
+    "module_definition",
+    "read_markdown",
+    "read_text",
+]
 
 INSTRUCTION_EVENTS = frozenset({"session.started", "turn.started"})
-SKILL_PACKAGE_FOLDERS = ("references", "assets", "scripts")
 
 
-def _read(path: Path, node_id: str, diagnostics: list[Diagnostic]) -> str | None:
+def read_text(path: Path, node_id: str, diagnostics: list[Diagnostic]) -> str | None:
+    """The file's text, or None with `compile/source-unreadable` reported."""
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -45,8 +50,9 @@ def _read(path: Path, node_id: str, diagnostics: list[Diagnostic]) -> str | None
         return None
 
 
-def _markdown(path: Path, node_id: str, diagnostics: list[Diagnostic]) -> MarkdownDocument | None:
-    text = _read(path, node_id, diagnostics)
+def read_markdown(path: Path, node_id: str, diagnostics: list[Diagnostic]) -> MarkdownDocument | None:
+    """The file split into frontmatter and body, or None with the problem reported."""
+    text = read_text(path, node_id, diagnostics)
     if text is None:
         return None
     try:
@@ -58,7 +64,7 @@ def _markdown(path: Path, node_id: str, diagnostics: list[Diagnostic]) -> Markdo
         return None
 
 
-def _module_definition(
+def module_definition(
     source: Source,
     kinds: tuple[type, ...],
     loader: ModuleLoader,
@@ -68,6 +74,7 @@ def _module_definition(
     what: str,
     example: str,
 ) -> Found | None:
+    """The one definition of `kinds` the module holds, or None with the problem reported."""
     module = loader.load(source.path, node_id=node_id)
     if isinstance(module, Diagnostic):
         diagnostics.append(module)
@@ -91,13 +98,13 @@ def compile_instructions(
         name = source.logical_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
         named = NamedSource(name=name, source=source)
         if source.kind == "markdown":
-            text = _read(source.path, node_id, diagnostics)
+            text = read_text(source.path, node_id, diagnostics)
             if text is not None:
                 static.append(
                     InstructionManifest(name=name, content=text, role="system", source=source_info(node_id, named))
                 )
             continue
-        found = _module_definition(
+        found = module_definition(
             source,
             (Instructions, DynamicResolver),
             loader,
@@ -131,91 +138,6 @@ def compile_instructions(
     return static, resolvers, dynamic
 
 
-def compile_skills(sources: AgentSources, loader: ModuleLoader, diagnostics: list[Diagnostic]) -> list[SkillManifest]:
-    """Every skill with its description and body."""
-    node_id = sources.node_id
-    skills: list[SkillManifest] = []
-    for named in sources.skills:
-        source = named.source
-        info = source_info(node_id, named)
-        if source.kind == "module":
-            found = _module_definition(
-                source, (Skill,), loader, diagnostics, node_id=node_id, what="skill",
-                example='skill = define_skill(description="...", markdown="...")',
-            )  # fmt: skip
-            if found is not None:
-                skill: Skill = found.value
-                skills.append(
-                    SkillManifest(
-                        name=named.name,
-                        description=skill.description,
-                        markdown=skill.markdown,
-                        license=skill.license,
-                        metadata=dict(skill.metadata),
-                        files=sorted(skill.files),
-                        source=info.model_copy(update={"export_name": found.name}),
-                    )
-                )
-            continue
-        document = _markdown(source.path, node_id, diagnostics)
-        if document is None:
-            continue
-        description = document.frontmatter.get("description")
-        if description is not None and (not isinstance(description, str) or not description.strip()):
-            diagnostics.append(
-                dg.error(
-                    "compile/skill-description-missing",
-                    f"{source.logical_path}: 'description' must be text.",
-                    source.path,
-                    node_id=node_id,
-                )
-            )
-            continue
-        files: list[str] = []
-        if source.kind == "skill-package":
-            if description is None:
-                diagnostics.append(
-                    dg.error(
-                        "compile/skill-description-missing",
-                        f"{source.logical_path} needs a 'description' in its frontmatter "
-                        "(a 'description: ...' line between two '---' lines): the model reads it to decide when "
-                        "to load the skill.",
-                        source.path,
-                        node_id=node_id,
-                    )
-                )
-                continue
-            files = _package_files(source.path.parent)
-        raw_metadata = document.frontmatter.get("metadata")
-        metadata = (
-            {str(k): v for k, v in raw_metadata.items() if isinstance(v, str)} if isinstance(raw_metadata, dict) else {}
-        )
-        license_value = document.frontmatter.get("license")
-        skills.append(
-            SkillManifest(
-                name=named.name,
-                description=description.strip()
-                if isinstance(description, str)
-                else describe_markdown(named.name, document.body),
-                markdown=document.body,
-                license=license_value if isinstance(license_value, str) else None,
-                metadata=metadata,
-                files=files,
-                source=info,
-            )
-        )
-    return skills
-
-
-def _package_files(folder: Path) -> list[str]:
-    files: list[str] = []
-    for sub in SKILL_PACKAGE_FOLDERS:
-        base = folder / sub
-        if base.is_dir():
-            files.extend(p.relative_to(folder).as_posix() for p in sorted(base.rglob("*")) if p.is_file())
-    return files
-
-
 def compile_hooks(
     sources: AgentSources, loader: ModuleLoader, diagnostics: list[Diagnostic]
 ) -> tuple[dict[str, Hook], list[HookManifest]]:
@@ -224,7 +146,7 @@ def compile_hooks(
     hooks: dict[str, Hook] = {}
     manifests: list[HookManifest] = []
     for named in sources.hooks:
-        found = _module_definition(
+        found = module_definition(
             named.source, (Hook,), loader, diagnostics, node_id=node_id, what="hook",
             example='hook = define_hook({"turn.completed": on_turn_completed})',
         )  # fmt: skip
@@ -251,7 +173,7 @@ def compile_schedules(
     for named in sources.schedules:
         source = named.source
         if source.kind == "module":
-            found = _module_definition(
+            found = module_definition(
                 source, (Schedule,), loader, diagnostics, node_id=node_id, what="schedule",
                 example='schedule = define_schedule(cron="0 9 * * 1", markdown="...")',
             )  # fmt: skip
@@ -260,7 +182,7 @@ def compile_schedules(
             schedule: Schedule = found.value
             info = source_info(node_id, named, export=found.name)
         else:
-            document = _markdown(source.path, node_id, diagnostics)
+            document = read_markdown(source.path, node_id, diagnostics)
             if document is None:
                 continue
             cron = document.frontmatter.get("cron")

@@ -288,6 +288,7 @@ def _discover_instructions(
 
 
 def _discover_skills(root: Path, node_id: str, diagnostics: list[Diagnostic]) -> list[NamedSource]:
+    """Skills by eve's rules: `<name>.md`, `<name>.py`, a `<name>/` package with a `SKILL.md` (any case)."""
     folder = root / "skills"
     if not folder.exists():
         return []
@@ -297,26 +298,29 @@ def _discover_skills(root: Path, node_id: str, diagnostics: list[Diagnostic]) ->
     check = name_check("discover/skill-name-invalid", "Skill", TOOL_NAME_PATTERN, TOOL_NAME_RULE, node_id)
     slots: dict[str, list[Source]] = {}
     for entry in list_entries(folder):
-        if entry.is_dir:
-            package = entry.path / "SKILL.md"
-            if not package.is_file():
-                diagnostics.append(
-                    dg.warning(
-                        "discover/skill-package-invalid",
-                        f"Ignoring {str(entry.path)!r}: a skill package folder needs a SKILL.md.",
-                        entry.path,
-                        node_id=node_id,
-                    )
-                )
-                continue
-            source = Source(logical_path=f"skills/{entry.name}/SKILL.md", path=package, kind="skill-package")
-        elif entry.is_markdown or entry.is_module:
-            source = Source(
-                logical_path=f"skills/{entry.name}", path=entry.path, kind="markdown" if entry.is_markdown else "module"
-            )
-        else:
+        if entry.name.startswith("."):
             continue
-        slots.setdefault(entry.stem, []).append(source)
+        markdown = not entry.is_dir and entry.name.lower().endswith(".md")
+        package = (
+            next((e for e in list_entries(entry.path) if e.name.lower() == "skill.md"), None) if entry.is_dir else None
+        )
+        if package is not None and not package.is_dir:
+            source = Source(logical_path=f"skills/{entry.name}/{package.name}", path=package.path, kind="skill-package")
+            name = entry.name
+        elif markdown or entry.is_module:
+            kind: SourceKind = "markdown" if markdown else "module"
+            source = Source(logical_path=f"skills/{entry.name}", path=entry.path, kind=kind)
+            name = entry.name[: -len(".md")] if markdown else entry.stem
+        else:
+            code, why = (
+                ("discover/skill-markdown-missing", "a skill package folder needs a SKILL.md with a 'description'")
+                if entry.is_dir
+                else ("discover/skill-entry-not-directory", "skills/ holds <name>.md, <name>.py and <name>/SKILL.md")
+            )
+            message = f"{str(entry.path)!r} is not a skill: {why}. Fix it, or move it out of skills/."
+            diagnostics.append(dg.error(code, message, entry.path, node_id=node_id))
+            continue
+        slots.setdefault(name, []).append(source)
     found: list[NamedSource] = []
     for name, sources in slots.items():
         problem = check(name, sources[0].path)
@@ -327,7 +331,10 @@ def _discover_skills(root: Path, node_id: str, diagnostics: list[Diagnostic]) ->
             listed = ", ".join(repr(s.logical_path) for s in sources)
             diagnostics.append(
                 dg.error(
-                    "discover/slot-collision", f"{listed} all define skill {name!r}; keep one.", folder, node_id=node_id
+                    "discover/skill-collision",
+                    f"{listed} all define skill {name!r}; keep one.",
+                    folder,
+                    node_id=node_id,
                 )
             )
             continue

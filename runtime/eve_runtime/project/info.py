@@ -120,7 +120,7 @@ def _subagent(agent: AgentManifest) -> JSON:
             "instructions": len(agent.instructions) + len(agent.dynamic_instructions),
             "memories": 0,
             "schedules": len(agent.schedules),
-            "skills": len(agent.skills),
+            "skills": len(agent.skills) + len(agent.dynamic_skills),
             "tools": len(agent.tools) + len(agent.dynamic_tools),
         },
     }
@@ -228,7 +228,7 @@ def agent_info(manifest: Manifest, *, mode: Mode) -> JSON:
                 }
                 for s in agent.skills
             ],
-            "dynamic": [],
+            "dynamic": [_resolver(r) for r in agent.dynamic_skills],
         },
         "subagents": {"local": [_subagent(s) for s in agent.subagents], "total": len(agent.subagents)},
         "tools": _tools(agent),

@@ -204,6 +204,7 @@ class AgentManifest(_Model):
     dynamic_tools: list[DynamicManifest] = Field(default_factory=list)
     framework_tools: list[FrameworkToolStatus] = Field(default_factory=list)
     skills: list[SkillManifest] = Field(default_factory=list)
+    dynamic_skills: list[DynamicManifest] = Field(default_factory=list)
     hooks: list[HookManifest] = Field(default_factory=list)
     schedules: list[ScheduleManifest] = Field(default_factory=list)
     channels: list[ChannelManifest] = Field(default_factory=list)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,10 +12,11 @@ from eve_runtime.authoring.dynamic import DynamicResolver
 from eve_runtime.authoring.hooks import Hook
 from eve_runtime.authoring.schedules import Schedule
 from eve_runtime.authoring.schema import FunctionSchema
+from eve_runtime.authoring.skills import SkillHandle
 from eve_runtime.authoring.tools import ToolOptions
-from eve_runtime.project.manifest import AgentManifest, ToolManifest
+from eve_runtime.project.manifest import AgentManifest, SkillManifest, ToolManifest
 
-__all__ = ["RuntimeAgent", "RuntimeTool"]
+__all__ = ["RuntimeAgent", "RuntimeSkill", "RuntimeTool"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,24 @@ class RuntimeTool:
         return self.manifest.name
 
 
+@dataclass(frozen=True)
+class RuntimeSkill:
+    """A skill the engine can load: its manifest entry and the files of its package."""
+
+    manifest: SkillManifest
+    files: Mapping[str, bytes] = field(default_factory=dict, repr=False)
+    """Every file of the package by path relative to the skill folder, `SKILL.md` included
+    (what belongs in the sandbox under `$HOME/.agents/skills/<name>/`)."""
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    def handle(self) -> SkillHandle:
+        """What `ctx.get_skill(name)` returns for this skill."""
+        return SkillHandle(self.manifest.name, self.files)
+
+
 @dataclass
 class RuntimeAgent:
     """One compiled agent with everything it runs."""
@@ -42,6 +61,9 @@ class RuntimeAgent:
     tools: dict[str, RuntimeTool] = field(default_factory=dict)
     dynamic_instructions: list[DynamicResolver] = field(default_factory=list)
     dynamic_tools: dict[str, DynamicResolver] = field(default_factory=dict)
+    skills: dict[str, RuntimeSkill] = field(default_factory=dict)
+    """The agent's skills by name (with a session's dynamic skills, once resolved)."""
+    dynamic_skills: dict[str, DynamicResolver] = field(default_factory=dict)
     hooks: dict[str, Hook] = field(default_factory=dict)
     schedules: dict[str, Schedule] = field(default_factory=dict)
     subagents: dict[str, RuntimeAgent] = field(default_factory=dict)

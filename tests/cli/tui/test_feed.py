@@ -55,6 +55,17 @@ def test_tool_calls_are_one_line_each_with_their_result() -> None:
     assert printed == ['▸ get_weather {"city":"Rome"}', "  ↳ 21", "  ↳ failed: boom"]
 
 
+def test_a_skill_load_is_named_after_its_skill() -> None:
+    action = {"callId": "c1", "kind": "load-skill", "name": "plan_a_trip", "input": {"skill": "plan_a_trip"}}
+    result = {"callId": "c1", "kind": "load-skill-result", "name": "plan_a_trip", "output": "# Plan"}
+    _feed, printed = feed_of(
+        event("turn.started"),
+        event("actions.requested", actions=[action]),
+        event("action.result", status="completed", result=result),
+    )
+    assert printed == ['▸ plan_a_trip (skill) {"skill":"plan_a_trip"}', "  ↳ # Plan"]
+
+
 def test_reasoning_is_collapsed_to_one_line() -> None:
     feed, printed = feed_of(
         event("reasoning.appended", reasoningDelta="hmm"), event("reasoning.completed", reasoning="a\nb c")
