@@ -25,11 +25,8 @@ from eve_runtime.store.base import (
     Commit,
     DeliveryRecord,
     EnqueueResult,
-    EventIndexConflict,
     EventRow,
     NewDelivery,
-    OwnershipLost,
-    SessionNotActive,
     SessionRecord,
     SessionStatus,
     Store,
@@ -38,9 +35,6 @@ from eve_runtime.store.base import (
 from eve_runtime.store.postgres_listen import Listener
 from eve_runtime.store.postgres_pool import Connection, ConnectionPool, connect, describe_url, scrub
 from eve_runtime.store.postgres_schema import (
-    SQLSTATE_INDEX_CONFLICT,
-    SQLSTATE_MISSING_SESSION,
-    SQLSTATE_OWNERSHIP_LOST,
     channel_names,
     decode,
     encode,
@@ -273,7 +267,7 @@ class PostgresStore(Store):
             try:
                 await conn.execute(_COMMIT, params)
             except psycopg.Error as exc:
-                raise _commit_error(session_id, commit, exc) from None
+                raise ops.commit_error(session_id, commit, exc) from None
 
         await self._run(write)
         if commit.events:
@@ -375,22 +369,3 @@ def _named(url: str, application_name: str) -> str:
         return conninfo.make_conninfo(url, application_name=application_name)
     except psycopg.Error:
         return url
-
-
-def _commit_error(session_id: str, commit: Commit, exc: psycopg.Error) -> StoreError:
-    """The store error a refused `eve_commit` call stands for."""
-    detail = exc.diag.message_primary or ""
-    if exc.sqlstate == SQLSTATE_MISSING_SESSION:
-        return SessionNotActive(f"Session {session_id!r} does not exist.")
-    if exc.sqlstate == SQLSTATE_OWNERSHIP_LOST:
-        return OwnershipLost(
-            f"Session {session_id!r} has a new owner (fencing token {detail}, this writer holds "
-            f"{commit.fence}): this writer was superseded and must stop."
-        )
-    if exc.sqlstate == SQLSTATE_INDEX_CONFLICT:
-        first = commit.events[0].index if commit.events else 0
-        return EventIndexConflict(
-            f"Session {session_id!r} has {detail} events, so the next event index is {detail}, "
-            f"not {first}: another writer appended first, or this writer is stale."
-        )
-    return StoreError(f"Postgres failed: {str(exc).strip()}")

@@ -20,9 +20,12 @@ from eve_runtime.store.base import (
     IDEMPOTENCY_WINDOW,
     MAX_ADDRESSES,
     AddressLimitReached,
+    Commit,
     DeliveryRecord,
     EnqueueResult,
+    EventIndexConflict,
     NewDelivery,
+    OwnershipLost,
     SessionNotActive,
     SessionRecord,
     StoreError,
@@ -30,7 +33,10 @@ from eve_runtime.store.base import (
 from eve_runtime.store.postgres_pool import Connection
 from eve_runtime.store.postgres_schema import (
     SQLSTATE_DELIVERY_EXISTS,
+    SQLSTATE_INDEX_CONFLICT,
+    SQLSTATE_MISSING_SESSION,
     SQLSTATE_NOT_ACTIVE,
+    SQLSTATE_OWNERSHIP_LOST,
     encode,
     lock_key,
 )
@@ -49,6 +55,7 @@ __all__ = [
     "acquire",
     "address_holder",
     "claim_address",
+    "commit_error",
     "create_at_address",
     "create_session",
     "enqueue",
@@ -307,3 +314,22 @@ WHERE s.status = 'active' AND s.deadline <= %s AND (o.owner IS NULL OR o.expires
 ORDER BY s.deadline, s.row_seq LIMIT %s
 """
 """Active sessions past their deadline that no unexpired lease holds (leases timed by the database's clock)."""
+
+
+def commit_error(session_id: str, commit: Commit, exc: psycopg.Error) -> StoreError:
+    """The store error a refused `eve_commit` call stands for."""
+    detail = exc.diag.message_primary or ""
+    if exc.sqlstate == SQLSTATE_MISSING_SESSION:
+        return SessionNotActive(f"Session {session_id!r} does not exist.")
+    if exc.sqlstate == SQLSTATE_OWNERSHIP_LOST:
+        return OwnershipLost(
+            f"Session {session_id!r} has a new owner (fencing token {detail}, this writer holds "
+            f"{commit.fence}): this writer was superseded and must stop."
+        )
+    if exc.sqlstate == SQLSTATE_INDEX_CONFLICT:
+        first = commit.events[0].index if commit.events else 0
+        return EventIndexConflict(
+            f"Session {session_id!r} has {detail} events, so the next event index is {detail}, "
+            f"not {first}: another writer appended first, or this writer is stale."
+        )
+    return StoreError(f"Postgres failed: {str(exc).strip()}")
