@@ -23,6 +23,10 @@ A store holds, per session:
   [`Store.session_addresses`][eve_runtime.store.base.Store.session_addresses] until another
   session claims the address.
 
+Beside sessions, a store keeps each schedule's **last claimed fire time**: a fire time is claimed
+by one caller, ever ([`Store.claim_schedule_fire`][eve_runtime.store.base.Store.claim_schedule_fire]),
+so a schedule fires once per tick however many processes share the store.
+
 Writes that belong together go through [`Store.commit`][eve_runtime.store.base.Store.commit]
 in one transaction; a commit that is acknowledged is durable. Every backend (memory, SQLite,
 Postgres) passes the same contract test suite.
@@ -58,6 +62,7 @@ __all__ = [
     "EventRow",
     "NewDelivery",
     "OwnershipLost",
+    "ScheduleClaim",
     "SessionNotActive",
     "SessionHandoff",
     "SessionRecord",
@@ -172,6 +177,16 @@ class Commit:
     """The fencing token from `acquire`; when given, a commit by a superseded owner is refused."""
     handoff: SessionHandoff | None = None
     """Sets the session record's `deployment` and `deadline` (a deployment handoff)."""
+
+
+@dataclass(frozen=True)
+class ScheduleClaim:
+    """The outcome of `claim_schedule_fire`."""
+
+    claimed: bool
+    """Whether this call claimed the fire time (the one caller that runs it)."""
+    previous: float | None
+    """The schedule's last claimed fire time before this call; None when it never had one."""
 
 
 class Store(ABC):
@@ -339,6 +354,17 @@ class Store(ABC):
 
         Earliest deadline first, at most `limit`. A session never leased, released, or whose
         owner's lease expired is included: a process looking for deadlines nobody fires wakes them.
+        """
+
+    # -- schedules ----------------------------------------------------------------------------
+
+    @abstractmethod
+    async def claim_schedule_fire(self, schedule: str, at: float) -> ScheduleClaim:
+        """Claim the fire time `at` (seconds since the epoch) of a schedule, atomically and durably.
+
+        Fire times are claimed in order: `at` is claimed only when it is later than the
+        schedule's last claimed fire time (or it has none), and then becomes it; otherwise
+        nothing is written. So each fire time is claimed at most once, by one caller, ever.
         """
 
     def on_delivery(self, callback: Callable[[str], None]) -> None:

@@ -27,6 +27,7 @@ from eve_runtime.store.base import (
     EnqueueResult,
     EventRow,
     NewDelivery,
+    ScheduleClaim,
     SessionRecord,
     SessionStatus,
     Store,
@@ -359,6 +360,11 @@ class PostgresStore(Store):
     async def expired_sessions(self, now: float, limit: int) -> list[str]:
         rows = await self._rows(ops.EXPIRED_SESSIONS, now, limit)
         return [str(row[0]) for row in rows]
+
+    # -- schedules ----------------------------------------------------------------------------
+
+    async def claim_schedule_fire(self, schedule: str, at: float) -> ScheduleClaim:
+        return await self._run(lambda conn: ops.claim_schedule_fire(conn, schedule, at))
 
 
 def _named(url: str, application_name: str) -> str:

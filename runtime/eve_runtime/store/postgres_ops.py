@@ -26,6 +26,7 @@ from eve_runtime.store.base import (
     EventIndexConflict,
     NewDelivery,
     OwnershipLost,
+    ScheduleClaim,
     SessionNotActive,
     SessionRecord,
     StoreError,
@@ -55,6 +56,7 @@ __all__ = [
     "acquire",
     "address_holder",
     "claim_address",
+    "claim_schedule_fire",
     "commit_error",
     "create_at_address",
     "create_session",
@@ -313,6 +315,30 @@ SELECT s.id FROM sessions s LEFT JOIN owners o ON o.session_id = s.id
 WHERE s.status = 'active' AND s.deadline <= %s AND (o.owner IS NULL OR o.expires_at <= {_NOW})
 ORDER BY s.deadline, s.row_seq LIMIT %s
 """
+
+
+async def claim_schedule_fire(conn: Connection, schedule: str, at: float) -> ScheduleClaim:
+    """Claim a fire time later than the schedule's last one (see `Store.claim_schedule_fire`).
+
+    The schedule's row is created first (its `last_fire` NULL: never fired), so the claim can lock
+    it: two processes claiming one fire time queue on that lock, and the second sees the first's.
+    """
+    async with conn.transaction():
+        await conn.execute(
+            f"INSERT INTO schedule_fires (schedule, last_fire, claimed_at) VALUES (%s, NULL, {_NOW}) "
+            "ON CONFLICT (schedule) DO NOTHING",
+            (schedule,),
+        )
+        row = await _one(conn, "SELECT last_fire FROM schedule_fires WHERE schedule = %s FOR UPDATE", (schedule,))
+        previous = None if row is None or row[0] is None else float(row[0])
+        if previous is not None and at <= previous:
+            return ScheduleClaim(claimed=False, previous=previous)
+        await conn.execute(
+            f"UPDATE schedule_fires SET last_fire = %s, claimed_at = {_NOW} WHERE schedule = %s", (at, schedule)
+        )
+    return ScheduleClaim(claimed=True, previous=previous)
+
+
 """Active sessions past their deadline that no unexpired lease holds (leases timed by the database's clock)."""
 
 
