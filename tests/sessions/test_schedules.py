@@ -82,8 +82,8 @@ async def _advance(runtimes: list[Runtime], clock: Clock, to: float) -> None:
 
 
 async def _sessions(store: Store) -> list[SessionRecord]:
-    records = [r for status in get_args(SessionStatus) for r in await store.list_sessions(status)]
-    return sorted(records, key=lambda r: (r.created_at, r.id))
+    records = {r.id: r for status in get_args(SessionStatus) for r in await store.list_sessions(status)}
+    return sorted(records.values(), key=lambda r: (r.created_at, r.id))  # one that ended meanwhile is listed once
 
 
 async def _started(h: Harness, session_id: str) -> dict[str, Any]:
@@ -107,6 +107,10 @@ async def test_a_markdown_schedule_runs_a_task_mode_session_at_each_fire_time(tm
     assert of_type(events, "message.completed")[-1]["data"]["message"] == "tick done"
     checkpoint = json.loads(await h.store.load_checkpoint(first.id) or "{}")
     assert checkpoint["task_mode"] and checkpoint["schedule"] == "tick"
+    events = await h.wait_for(first.id, lambda events: events[-1]["type"] == "session.completed")
+    assert [e["type"] for e in events][-3:] == ["turn.completed", "session.waiting", "session.completed"]
+    record = await h.store.get_session(first.id)
+    assert record is not None and record.status == "completed"  # nobody writes to it again: it ends
     await _advance([h.rt], clock, T0 + 3 * MINUTE + 5)  # two fire times passed at once: the latest runs
     assert [s.operation_id for s in await _sessions(h.store)] == [
         "schedule:tick:2026-01-05T09:01:00Z",
