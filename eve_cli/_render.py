@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -91,13 +92,33 @@ def _tools(agent: AgentManifest) -> Table:
     return table
 
 
+def _schedules(agent: AgentManifest) -> Table:
+    from eve_runtime.project.info import next_fire_times
+
+    table = Table(title="Schedules (UTC)", title_justify="left", show_edge=False, header_style="bold")
+    table.add_column("name")
+    table.add_column("cron")
+    table.add_column("runs")
+    table.add_column("missed")
+    table.add_column("next fires", overflow="fold")
+    now = time.time()
+    for schedule in agent.schedules:
+        runs = "run handler" if schedule.has_run else "prompt (task mode)"
+        upcoming = [at.replace("T", " ").removesuffix(":00Z") for at in next_fire_times(schedule.cron, now)]
+        table.add_row(escape(schedule.name), schedule.cron, runs, schedule.missed, ", ".join(upcoming))
+    return table
+
+
 def render_info(compiled: CompiledApp, console: Console) -> None:
-    """Print the summary, the tools table and the diagnostics."""
+    """Print the summary, the tools table, the schedules with their next fire times, and the diagnostics."""
     console.print(_summary(compiled))
     root = compiled.manifest.root
     if root is not None:
         console.print()
         console.print(_tools(root))
+        if root.schedules:
+            console.print()
+            console.print(_schedules(root))
     if compiled.manifest.diagnostics:
         console.print()
         print_diagnostics(compiled.manifest.diagnostics, console)

@@ -13,6 +13,7 @@ from eve_cli.commands.build import build
 from eve_cli.commands.dev import dev
 from eve_cli.commands.info import info
 from eve_cli.commands.init import init
+from eve_cli.commands.schedules import schedules_app
 from eve_cli.commands.send import send
 from eve_cli.commands.sessions import sessions_app
 from eve_cli.commands.start import start
@@ -33,6 +34,7 @@ app.command("dev")(dev)
 app.command("start")(start)
 app.command("send")(send)
 app.add_typer(sessions_app, name="sessions")
+app.add_typer(schedules_app, name="schedules")
 
 
 def _version(value: bool) -> None:

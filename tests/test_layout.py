@@ -55,6 +55,7 @@ CLI_ALLOWED = frozenset(
         "eve_runtime.project.info",
         "eve_runtime.serving.serve",
         "eve_runtime.serving.dev_server",
+        "eve_runtime.serving.fire",
     }
 )
 """What `eve_cli` may import: the public API and the service entry points. The CLI stays thin."""

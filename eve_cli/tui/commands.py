@@ -1,4 +1,4 @@
-"""The terminal UI's slash commands (`/help` lists them): sessions, the model, the build, leaving.
+"""The terminal UI's slash commands (`/help` lists them): sessions, schedules, the model, the build, leaving.
 
 Only these words are commands. Any other text that starts with `/` is a message, so the offline
 `test` model's directives (`/reply`, `/call`, `/delay`, ...) reach the agent as typed.
@@ -105,6 +105,23 @@ async def _sessions(ui: TerminalUI, argument: str) -> None:
     ui.say(*lines, "[dim]/sessions ID switches to a session (a prefix of its id is enough).[/]")
 
 
+async def _schedule(ui: TerminalUI, argument: str) -> None:
+    if not argument:
+        await ui.refresh_info()
+        names = [str(s.get("name")) for s in ui.info.get("schedules") or [] if isinstance(s, dict)]
+        ui.say(
+            f"Schedules: {escape(', '.join(names) or 'none (add one in agent/schedules/)')}",
+            "[dim]/schedule NAME fires one now and shows its session (eve dev never fires them on their own).[/]",
+        )
+        return
+    session_ids = await ui.client.fire_schedule(argument)  # an unknown name: the server's message is said
+    if not session_ids:
+        ui.say(f"[dim]Fired {escape(argument)}: it reached no session.[/]")
+        return
+    ui.say(f"[dim]Fired {escape(argument)}: following {escape(session_ids[0])} (/sessions lists them).[/]")
+    await ui.follow(session_ids[0], 0)
+
+
 async def _model(ui: TerminalUI, argument: str) -> None:
     from eve_cli.agent_model import ModelChangeError, set_model
     from eve_cli.user_config import key_variable, save_provider_key
@@ -143,6 +160,7 @@ COMMANDS: dict[str, tuple[Command, str]] = {
     "/info": (_info, "the agent being served: model, tools, subagents, problems"),
     "/model": (_model, "show the model, or switch it: /model provider/model-id (saves the provider's key)"),
     "/sessions": (_sessions, "list the sessions; /sessions ID switches to one"),
+    "/schedule": (_schedule, "list the schedules; /schedule NAME fires one now and follows its session"),
     "/cancel": (_cancel, "cancel the running turn"),
     "/help": (_help, "this help"),
     "/quit": (_quit, "leave (the server of this eve dev stops with it)"),

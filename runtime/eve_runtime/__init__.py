@@ -17,7 +17,7 @@ from eve_runtime.authoring.context import ToolContext
 from eve_runtime.authoring.dynamic import DynamicResolver, define_dynamic
 from eve_runtime.authoring.hooks import Hook, HookContext, define_hook
 from eve_runtime.authoring.instructions import Instructions, define_instructions
-from eve_runtime.authoring.schedules import Schedule, define_schedule
+from eve_runtime.authoring.schedules import Schedule, ScheduleContext, define_schedule
 from eve_runtime.authoring.skills import Skill, define_skill
 from eve_runtime.authoring.state import StateError, StateHandle, define_state
 from eve_runtime.authoring.tools import DisabledTool, ToolOptions, disable_tool, tool
@@ -36,6 +36,7 @@ __all__ = [
     "HookContext",
     "Instructions",
     "Schedule",
+    "ScheduleContext",
     "Skill",
     "StateError",
     "StateHandle",

@@ -127,6 +127,8 @@ class TurnState(_State):
     """Position in the history log of the turn's first user message (client context goes before it)."""
     client_context: list[str] = Field(default_factory=list)
     output_schema: dict[str, Any] | None = None
+    principal_id: str | None = None
+    """Who the turn runs as when its message said so (`eve:app` for a schedule's); None: the runtime's person."""
     interruptions: int = 0
     """How many times a crash interrupted one of this turn's steps."""
     model_id: str | None = None
@@ -188,6 +190,8 @@ class SessionState(_State):
     """`ctx.memo` results of dynamic resolvers, by key (computed once per session)."""
     task_mode: bool = False
     """A task-mode session runs without a person: it cannot ask, so a budget crossed fails the turn."""
+    schedule: str | None = None
+    """The schedule whose fire started the session (its name), if one did."""
     summary: str | None = None
     """The last compaction's summary: history then opens with it (a user header and the summary)."""
     compacting: bool = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -31,7 +32,7 @@ from eve_runtime import (
     tool,
 )
 from eve_runtime.authoring.config import DEFAULT_SESSION_TIMEOUT_MS
-from eve_runtime.authoring.schedules import cron_problem
+from eve_runtime.authoring.schedules import APP_AUTH, cron_problem, fires_after, is_schedule_auth, latest_fire
 from eve_runtime.authoring.skills import SkillHandle, describe_markdown
 from eve_runtime.authoring.tools import tool_options
 from eve_runtime.models.base import ModelEvent, ModelRequest
@@ -467,6 +468,36 @@ def test_define_schedule() -> None:
     assert prompt == Schedule(cron="0 14 * * 1", markdown="Weekly report.", run=None)
     coded = define_schedule(cron="*/5 * * * *", run=handler)
     assert coded.run is handler and coded.markdown is None
+
+
+def test_missed_fires_run_the_latest_by_default_or_are_skipped() -> None:
+    assert define_schedule(cron="0 9 * * *", markdown="Go.").missed == "latest"
+    assert define_schedule(cron="0 9 * * *", markdown="Go.", missed="skip").missed == "skip"
+    error = definition_error(define_schedule, cron="0 9 * * *", markdown="Go.", missed="all")
+    assert error.field == "missed" and "'latest'" in str(error) and "'skip'" in str(error)
+
+
+def test_the_app_principal_is_eves() -> None:
+    assert (APP_AUTH.id, APP_AUTH.type, APP_AUTH.authenticator) == ("eve:app", "runtime", "app")
+    assert is_schedule_auth(APP_AUTH)
+    assert not is_schedule_auth(None)
+    assert not is_schedule_auth(dataclasses.replace(APP_AUTH, authenticator="bearer"))
+
+
+T_MONDAY = 1_767_600_000.0  # 2026-01-05 08:00:00 UTC, a Monday
+
+
+def test_fire_times_are_whole_minutes_in_utc() -> None:
+    assert fires_after("0 9 * * 1", T_MONDAY, 2) == [T_MONDAY + 3600, T_MONDAY + 3600 + 7 * 86400]
+    assert fires_after("*/15 * * * *", T_MONDAY + 1, 2) == [T_MONDAY + 900, T_MONDAY + 1800]
+    assert fires_after("*/15 * * * *", T_MONDAY, 1) == [T_MONDAY + 900]  # strictly after
+
+
+def test_the_latest_fire_is_at_or_before_now() -> None:
+    assert latest_fire("*/15 * * * *", T_MONDAY) == T_MONDAY  # a fire time is its own latest
+    assert latest_fire("*/15 * * * *", T_MONDAY + 899.9) == T_MONDAY
+    assert latest_fire("*/15 * * * *", T_MONDAY + 900) == T_MONDAY + 900
+    assert latest_fire("0 9 * * 1", T_MONDAY) == T_MONDAY + 3600 - 7 * 86400
 
 
 @pytest.mark.parametrize("cron", ["0 0 * * 0", "*/15 9-17 * * 1-5", "0 0 1 1 *", "30 2 * * sun"])

@@ -179,6 +179,18 @@ def test_slash_commands(app: Path, config_home: Path) -> None:
         quit_cleanly(session)
 
 
+def test_schedule_fires_one_and_follows_its_session(app: Path, config_home: Path) -> None:
+    with terminal(app, config_home) as session:
+        session.line("/schedule")
+        session.expect(r"Schedules: weekly-outlook")
+        session.line("/schedule weekly-outlook")
+        session.expect(r"Fired weekly-outlook: following wrun_\w+")
+        session.expect(r"● echo: Look up the weather in Paris")
+        session.line("/schedule nightly")
+        session.expect(r"no schedule 'nightly'")
+        quit_cleanly(session)
+
+
 def test_model_switch_saves_the_provider_key_privately(app: Path, config_home: Path) -> None:
     with terminal(app, config_home) as session:
         session.line("/model")

@@ -36,6 +36,9 @@ def test_info_json_is_agent_info_v6_with_the_local_build(runner: CliRunner, scaf
     assert info["instructions"]["static"][0]["role"] == "system"
     assert info["diagnostics"]["discoveryErrors"] == 0
     assert info["messaging"]["create"] == "POST /eve/v1/session"
+    (schedule,) = info["schedules"]
+    assert (schedule["name"], schedule["cron"], schedule["missed"]) == ("weekly-outlook", "0 8 * * 1", "latest")
+    assert len(schedule["nextFireTimes"]) == 3 and all(t.endswith("T08:00:00Z") for t in schedule["nextFireTimes"])
     for artifact in info["artifacts"].values():
         assert Path(artifact).is_file()
 
@@ -54,6 +57,8 @@ def test_info_human_view(runner: CliRunner, scaffolded: Path) -> None:
         assert expected in result.output
     assert "webhook (POST /webhook/messages" in result.output  # the template's channel and its routes
     assert "plan_a_day" in result.output  # and its skill
+    assert "Schedules (UTC)" in result.output and "weekly-outlook" in result.output
+    assert "0 8 * * 1" in result.output and " 08:00" in result.output  # its next fire times
 
 
 def test_info_exits_1_and_shows_diagnostics_when_the_app_has_errors(runner: CliRunner, scaffolded: Path) -> None:

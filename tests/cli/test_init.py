@@ -21,6 +21,7 @@ TEMPLATE_FILES = {
     "agent/channels/webhook.py",
     "agent/subagents/forecaster/agent.py",
     "agent/subagents/forecaster/instructions.md",
+    "agent/schedules/weekly-outlook.md",
     "pyproject.toml",
     ".gitignore",
     "README.md",
@@ -118,6 +119,7 @@ def test_existing_python_project_gets_only_the_agent_folder(runner: CliRunner, t
         "agent/channels/webhook.py",
         "agent/subagents/forecaster/agent.py",
         "agent/subagents/forecaster/instructions.md",
+        "agent/schedules/weekly-outlook.md",
     }
     assert (project / "pyproject.toml").read_text() == pyproject
     assert (project / "README.md").read_text() == "my readme"

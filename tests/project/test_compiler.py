@@ -10,6 +10,7 @@ import pytest
 
 from eve_runtime.diagnostics import Diagnostic
 from eve_runtime.project.compiler import CompiledApp, compile_app
+from eve_runtime.project.info import agent_info, cli_info
 from eve_runtime.project.manifest import AgentManifest, FrameworkStatus
 from tests.helpers import (
     INSTRUCTIONS_MD,
@@ -256,6 +257,7 @@ def test_frontmatter_invalid(tmp_path: Path, path: str, content: str, line: int 
         "---\ntitle: no cron\n---\nGo.\n",
         "No frontmatter, so no cron.\n",
         "---\ncron: '0 0 * * *'\n---\n\n   \n",
+        "---\ncron: '0 0 * * *'\nmissed: always\n---\nGo.\n",
     ],
 )
 def test_schedule_invalid(tmp_path: Path, content: str) -> None:
@@ -698,6 +700,25 @@ def test_schedules(tmp_path: Path) -> None:
     assert schedules["billing/sweep"].markdown == "Sweep invoices."
     assert schedules["billing/sweep"].source.logical_path == "schedules/billing/sweep.py"
     assert schedules["report"].has_run and schedules["report"].markdown is None
+    assert {name: s.missed for name, s in schedules.items()} == {
+        "billing/sweep": "latest",
+        "cleanup": "latest",
+        "report": "latest",
+    }
+
+
+def test_a_schedule_file_may_skip_missed_fires(tmp_path: Path) -> None:
+    root = ok(build(tmp_path, {"agent/schedules/tick.md": "---\ncron: '* * * * *'\nmissed: skip\n---\nTick.\n"}))
+    assert [(s.name, s.missed) for s in root.schedules] == [("tick", "skip")]
+
+
+def test_cli_info_lists_each_schedules_next_fire_times(tmp_path: Path) -> None:
+    app = build(tmp_path, {"agent/schedules/weekly.md": "---\ncron: '0 9 * * 1'\n---\nReport.\n"})
+    info = cli_info(app, now=1_767_600_000.0)  # 2026-01-05 08:00 UTC, a Monday
+    (weekly,) = info["schedules"]
+    assert (weekly["name"], weekly["missed"], weekly["hasRun"]) == ("weekly", "latest", False)
+    assert weekly["nextFireTimes"] == ["2026-01-05T09:00:00Z", "2026-01-12T09:00:00Z", "2026-01-19T09:00:00Z"]
+    assert "nextFireTimes" not in agent_info(app.manifest, mode="production")["schedules"][0]
 
 
 @pytest.mark.parametrize(

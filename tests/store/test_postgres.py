@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 import psycopg
 import pytest
 
-from eve_runtime.store import Commit, OwnershipLost, PostgresStore, StoreError
+from eve_runtime.store import Commit, OwnershipLost, PostgresStore, ScheduleClaim, StoreError
 from eve_runtime.store.postgres_schema import SCHEMA_VERSION
 from tests import pg
 from tests.store.conftest import delivery, events, session
@@ -129,6 +129,36 @@ async def test_a_schema_of_a_newer_eve_is_refused(schema: str) -> None:
         conn.execute(f'UPDATE "{schema}".eve_meta SET value = %s', (str(SCHEMA_VERSION + 1),))
     with pytest.raises(StoreError, match="newer eve"):
         await PostgresStore(pg.database_url(), schema=schema).open()
+
+
+async def test_a_version_2_schema_gains_the_schedule_table(schema: str) -> None:
+    store = PostgresStore(pg.database_url(), schema=schema)
+    await store.open()
+    await store.create_session(session("s1"), delivery("d1"))
+    await store.close()
+    with psycopg.connect(pg.database_url(), autocommit=True) as conn:  # the schema eve wrote before 3
+        conn.execute(f'DROP TABLE "{schema}".schedule_fires')
+        conn.execute(f'UPDATE "{schema}".eve_meta SET value = %s', ("2",))
+    store = PostgresStore(pg.database_url(), schema=schema)
+    await store.open()
+    try:
+        assert await store.get_session("s1") is not None
+        assert await store.claim_schedule_fire("digest", 60.0) == ScheduleClaim(claimed=True, previous=None)
+    finally:
+        await store.close()
+    with psycopg.connect(pg.database_url(), autocommit=True) as conn:
+        row = conn.execute(f'SELECT value FROM "{schema}".eve_meta WHERE key = %s', ("schema_version",)).fetchone()
+    assert row is not None and row[0] == str(SCHEMA_VERSION) == "3"
+
+
+async def test_two_processes_claiming_one_fire_time_have_one_winner(pair: tuple[PostgresStore, PostgresStore]) -> None:
+    a, b = pair
+    for minute in range(1, 6):
+        at = 60.0 * minute
+        claims = await asyncio.gather(*(store.claim_schedule_fire("digest", at) for store in (a, b, a, b)))
+        assert [claim.claimed for claim in claims].count(True) == 1, claims
+        winner = next(claim for claim in claims if claim.claimed)
+        assert winner.previous == (None if minute == 1 else at - 60.0)
 
 
 async def test_a_cancelled_call_leaves_the_pool_usable(schema: str) -> None:

@@ -18,6 +18,7 @@ from eve_runtime.store import (
     Commit,
     EventIndexConflict,
     OwnershipLost,
+    ScheduleClaim,
     SessionHandoff,
     SqliteStore,
     StoreError,
@@ -342,6 +343,7 @@ async def test_a_schema_2_database_gains_the_address_table(tmp_path: Path) -> No
     with contextlib.closing(sqlite3.connect(directory / "eve.sqlite3")) as raw:
         raw.execute("DROP TABLE addresses")
         raw.execute("DROP TABLE channel_states")
+        raw.execute("DROP TABLE schedule_fires")
         raw.execute("PRAGMA user_version = 2")
     store = await open_local_store(directory)
     try:
@@ -351,7 +353,7 @@ async def test_a_schema_2_database_gains_the_address_table(tmp_path: Path) -> No
     finally:
         await store.close()
     with contextlib.closing(sqlite3.connect(directory / "eve.sqlite3")) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
 
 
 async def test_a_schema_3_database_gains_the_channel_state_table(tmp_path: Path) -> None:
@@ -361,6 +363,7 @@ async def test_a_schema_3_database_gains_the_channel_state_table(tmp_path: Path)
     await store.close()
     with contextlib.closing(sqlite3.connect(directory / "eve.sqlite3")) as raw:
         raw.execute("DROP TABLE channel_states")
+        raw.execute("DROP TABLE schedule_fires")
         raw.execute("PRAGMA user_version = 3")
     store = await open_local_store(directory)
     try:
@@ -368,3 +371,21 @@ async def test_a_schema_3_database_gains_the_channel_state_table(tmp_path: Path)
         assert await store.load_channel_state("s1") == '{"n": 1}'
     finally:
         await store.close()
+
+
+async def test_a_schema_4_database_gains_the_schedule_table(tmp_path: Path) -> None:
+    directory = tmp_path / "data"
+    store = await open_local_store(directory)
+    await store.create_session(session("s1"), delivery("d1"))
+    await store.close()
+    with contextlib.closing(sqlite3.connect(directory / "eve.sqlite3")) as raw:
+        raw.execute("DROP TABLE schedule_fires")
+        raw.execute("PRAGMA user_version = 4")
+    store = await open_local_store(directory)
+    try:
+        assert await store.get_session("s1") is not None
+        assert await store.claim_schedule_fire("digest", 60.0) == ScheduleClaim(claimed=True, previous=None)
+    finally:
+        await store.close()
+    with contextlib.closing(sqlite3.connect(directory / "eve.sqlite3")) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5

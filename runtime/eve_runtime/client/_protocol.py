@@ -27,6 +27,7 @@ __all__ = [
     "describe",
     "message_body",
     "probe_ended",
+    "schedule_path",
     "session_path",
 ]
 
@@ -36,6 +37,11 @@ TERMINAL_EVENTS = frozenset({"session.completed", "session.failed"})
 STREAM_VERSIONS = frozenset({"25", "26"})
 """`x-eve-stream-version` values this client reads (both carry deltas only)."""
 _CAMEL = re.compile(r"_([a-z])")
+
+
+def schedule_path(name: str) -> str:
+    """`/eve/v1/dev/schedules/<name>`, with the name escaped (a nested name's `/` too)."""
+    return f"{API}/dev/schedules/{quote(name, safe='')}"
 
 
 def session_path(session_id: str, suffix: str = "") -> str:

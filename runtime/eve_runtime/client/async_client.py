@@ -32,6 +32,7 @@ from eve_runtime.client._protocol import (
     describe,
     message_body,
     probe_ended,
+    schedule_path,
     session_path,
 )
 from eve_runtime.client.errors import ResponseError, ServerUnreachable
@@ -153,6 +154,11 @@ class AsyncEveClient:
         """`GET /eve/v1/dev/sessions` (`eve dev` only): every session, newest first."""
         sessions = (await self._request("GET", f"{API}/dev/sessions")).get("sessions")
         return [session for session in sessions or [] if isinstance(session, dict)]
+
+    async def fire_schedule(self, name: str) -> list[str]:
+        """`POST /eve/v1/dev/schedules/<name>` (`eve dev` only): fire a schedule once now; the sessions it reached."""
+        ids = (await self._request("POST", schedule_path(name))).get("sessionIds")
+        return [str(session_id) for session_id in ids or []]
 
     async def dev_build(self) -> dict[str, Any]:
         """`GET /eve/v1/dev/build` (`eve dev` only): `{generation, rebuilds, status, diagnostics}`."""

@@ -29,6 +29,7 @@ from eve_runtime.client._protocol import (
     describe,
     message_body,
     probe_ended,
+    schedule_path,
     session_path,
 )
 from eve_runtime.client.errors import ResponseError, ServerUnreachable
@@ -179,6 +180,16 @@ class EveClient:
         """`GET /eve/v1/dev/sessions` (served by `eve dev` only): every session, newest first."""
         sessions = self._request("GET", f"{API}/dev/sessions").get("sessions")
         return [session for session in sessions or [] if isinstance(session, dict)]
+
+    def fire_schedule(self, name: str) -> list[str]:
+        """`POST /eve/v1/dev/schedules/<name>` (`eve dev` only): fire a schedule once now; the sessions it reached.
+
+        Raises:
+            ResponseError: 404 `schedule_not_found` (the body's `availableScheduleIds` lists the
+                app's schedules), or 404 `not_found` from a server without dev routes (`eve start`).
+        """
+        ids = self._request("POST", schedule_path(name)).get("sessionIds")
+        return [str(session_id) for session_id in ids or []]
 
     def dev_build(self) -> dict[str, Any]:
         """`GET /eve/v1/dev/build` (`eve dev` only): `{generation, rebuilds, status, diagnostics}`."""

@@ -58,7 +58,7 @@ class CallBatch:
             sequence=turn.sequence,
             call_id=call.id,
             tool_name=call.name,
-            principal_id=session.host.principal_id,
+            principal_id=turn.principal_id or session.host.principal_id,
             parent=parent,
             predecessor=predecessor,
             abort_signal=abort,

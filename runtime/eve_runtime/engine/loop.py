@@ -5,7 +5,9 @@ the last actor here left: a `LoadedSession`), settles the build the session runs
 interrupted attempt left, then repeats: tell a parent what its child reported, run an open turn,
 complete a session past its deadline, hand a delivery to the parked turn or the wait on tasks, or
 to what handles it while idle (see `eve_runtime.engine.routing`). With nothing left to do it
-schedules its next wake, keeps or releases the build, and leaves the session loaded for the next.
+schedules its next wake, keeps or releases the build, and leaves the session loaded for the next;
+a schedule's task-mode session, whose output nobody reads and to which nobody writes, completes
+instead (also when a crash came between its turn's end and its completion).
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ async def work(actor: ActorLoop) -> None:
                 if handled == "deferred":
                     inbox.defer(delivery)
                 continue
+            if delivery is None and _finished(actor):
+                await actor.complete("completed")
+                return
             if delivery is None:
                 wake = next_wake(actor)
                 if wake is not None:
@@ -102,7 +107,7 @@ async def _load(actor: ActorLoop) -> bool:
     idle = turn is None or turn.awaiting is not None or turn.waiting_on_tasks
     wake = next_wake(actor)
     due = wake is not None and wake <= host.now()
-    if idle and not actor.inbox and not _expired(actor) and not due and not actor.state.outbox:
+    if idle and not actor.inbox and not _expired(actor) and not due and not actor.state.outbox and not _finished(actor):
         if wake is not None:
             host.schedule_wake(actor.session_id, wake)
         if loaded is not None:
@@ -116,3 +121,9 @@ async def _load(actor: ActorLoop) -> bool:
 def _expired(actor: ActorLoop) -> bool:
     deadline = actor.session.deadline
     return deadline is not None and actor.host.now() >= deadline and actor.session.status == "active"
+
+
+def _finished(actor: ActorLoop) -> bool:
+    """A schedule's task-mode session whose work is done (it ran its prompt; nothing more comes)."""
+    state = actor.state
+    return state.task_mode and state.schedule is not None and state.started and not busy(state)

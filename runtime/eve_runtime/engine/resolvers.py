@@ -107,7 +107,7 @@ async def dynamic_context(session: Session, event: str, turn: TurnState) -> Dyna
         event=event,
         turn_id=turn.turn_id,
         sequence=turn.sequence,
-        principal_id=session.host.principal_id,
+        principal_id=turn.principal_id or session.host.principal_id,
         parent=parent,
         predecessor=predecessor,
         memo_values=state.memo,

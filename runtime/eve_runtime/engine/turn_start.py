@@ -69,6 +69,13 @@ def model_text_of(delivery: DeliveryRecord) -> str:
     return str(delivery.payload.get("message", ""))
 
 
+def _principal_of(payload: dict[str, Any]) -> str | None:
+    """The principal a message says its turn runs as (a schedule's `auth`), if it says one."""
+    auth = payload.get("auth")
+    principal = auth.get("principalId") if isinstance(auth, dict) else None
+    return principal if isinstance(principal, str) and principal else None
+
+
 async def start_turn(session: Session, delivery: DeliveryRecord) -> None:
     """Open a turn for a message: `session.started` first (once), `turn.started`, `message.received`."""
     state = session.state
@@ -81,6 +88,7 @@ async def start_turn(session: Session, delivery: DeliveryRecord) -> None:
         client_context=client_context_entries(delivery.payload.get("clientContext")),
         output_schema=delivery.payload.get("outputSchema"),
         task_call=delivery.payload.get("taskCall"),
+        principal_id=_principal_of(delivery.payload),
         tool_call=CallRecord.model_validate(delivery.payload["toolCall"]) if "toolCall" in delivery.payload else None,
     )
     state.next_sequence = sequence + 1
@@ -90,6 +98,10 @@ async def start_turn(session: Session, delivery: DeliveryRecord) -> None:
     first = not state.started
     if first:
         state.task_mode = delivery.payload.get("mode") == "task"
+        schedule = delivery.payload.get("schedule")
+        state.schedule = (
+            schedule["name"] if isinstance(schedule, dict) and isinstance(schedule.get("name"), str) else None
+        )
         parent = delivery.payload.get("parent")
         if isinstance(parent, dict):
             state.parent = ParentLink(
@@ -103,7 +115,10 @@ async def start_turn(session: Session, delivery: DeliveryRecord) -> None:
         if isinstance(predecessor, dict) and isinstance(predecessor.get("sessionId"), str):
             state.predecessor = predecessor["sessionId"]  # set only by a replacement (eve_runtime.sessions.replacement)
         state.started = True
-        session.emit(SessionStarted(session.host.runtime_info(session.agent), state.predecessor, state.parent))
+        started = SessionStarted(session.host.runtime_info(session.agent), state.predecessor, state.parent)
+        if state.schedule is not None:
+            started = dataclasses.replace(started, schedule=schedule)
+        session.emit(started)
         opening.extend(static_user_instructions(session.agent))
         turn.user_index += len(opening)
     at = TurnAt.of(turn)

@@ -51,11 +51,15 @@ class SessionStarted(StreamEvent):
     """The stranded session this one replaced at its channel address."""
     parent: ParentLink | None = None
     """For a subagent's session: the parent call it works for."""
+    schedule: dict[str, Any] | None = None
+    """For a session a schedule's fire started: `name`, `fireAt` (ISO 8601, UTC) and `manual`."""
 
     def wire(self) -> dict[str, Any]:
         data: dict[str, Any] = {"runtime": self.runtime}
         if self.predecessor is not None:
             data["predecessor"] = {"sessionId": self.predecessor}
+        if self.schedule is not None:
+            data["schedule"] = self.schedule
         if self.parent is not None:
             data["invocation"] = {
                 "kind": "subagent",

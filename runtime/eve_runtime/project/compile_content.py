@@ -8,7 +8,7 @@ from eve_runtime import diagnostics as dg
 from eve_runtime.authoring.dynamic import DynamicResolver
 from eve_runtime.authoring.hooks import Hook
 from eve_runtime.authoring.instructions import Instructions
-from eve_runtime.authoring.schedules import Schedule, cron_problem
+from eve_runtime.authoring.schedules import Schedule, cron_problem, missed_problem
 from eve_runtime.diagnostics import Diagnostic
 from eve_runtime.project.compose_tools import source_info
 from eve_runtime.project.definitions import Found, find_definition
@@ -186,7 +186,8 @@ def compile_schedules(
             if document is None:
                 continue
             cron = document.frontmatter.get("cron")
-            problem = cron_problem(cron)
+            missed = document.frontmatter.get("missed", "latest")
+            problem = cron_problem(cron) or missed_problem(missed)
             if problem is None and not document.body.strip():
                 problem = "the body (the prompt the schedule runs) is empty"
             if problem is not None:
@@ -201,7 +202,7 @@ def compile_schedules(
                 )
                 continue
             assert isinstance(cron, str)
-            schedule = Schedule(cron=cron, markdown=document.body.strip())
+            schedule = Schedule(cron=cron, markdown=document.body.strip(), missed=missed)
             info = source_info(node_id, named)
         schedules[named.name] = schedule
         manifests.append(
@@ -210,6 +211,7 @@ def compile_schedules(
                 cron=schedule.cron,
                 markdown=schedule.markdown,
                 has_run=schedule.run is not None,
+                missed=schedule.missed,
                 source=info,
             )
         )

@@ -1,14 +1,18 @@
 """Agent info: the compiled agent as the `eve-agent-info` document (version 6).
 
 `GET /eve/v1/info` serves it, and `eve info --json` prints it with three more top-level keys
-(`status`, `messaging`, `artifacts`) that only make sense for a local build. Names follow eve's
+(`status`, `messaging`, `artifacts`) that only make sense for a local build, and each schedule's
+next fire times (`nextFireTimes`, computed when it runs: a served document would go stale). Names follow eve's
 agent-info schema in camelCase; every capability carries its source and owner.
 """
 
 from __future__ import annotations
 
+import time
+from datetime import UTC, datetime
 from typing import Any, Literal
 
+from eve_runtime.authoring.schedules import fires_after
 from eve_runtime.diagnostics import Diagnostic, summarize
 from eve_runtime.project.compiler import CompiledApp
 from eve_runtime.project.compose_tools import framework_source
@@ -16,9 +20,11 @@ from eve_runtime.project.manifest import AgentManifest, ChannelManifest, Dynamic
 from eve_runtime.project.sources import ROOT_NODE_ID
 from eve_runtime.routes import DEFAULT_ROUTES, MESSAGING
 
-__all__ = ["INFO_VERSION", "agent_info", "cli_info"]
+__all__ = ["INFO_VERSION", "NEXT_FIRES", "agent_info", "cli_info", "next_fire_times"]
 
 INFO_VERSION = 6
+NEXT_FIRES = 3
+"""How many upcoming fire times `eve info` shows per schedule."""
 Mode = Literal["development", "production"]
 JSON = dict[str, Any]
 
@@ -212,6 +218,7 @@ def agent_info(manifest: Manifest, *, mode: Mode) -> JSON:
                 "name": s.name,
                 "cron": s.cron,
                 "hasRun": s.has_run,
+                "missed": s.missed,
                 **({"markdown": s.markdown} if s.markdown is not None else {}),
             }
             for s in agent.schedules
@@ -240,10 +247,19 @@ def agent_info(manifest: Manifest, *, mode: Mode) -> JSON:
     }
 
 
-def cli_info(compiled: CompiledApp) -> JSON:
+def next_fire_times(cron: str, now: float, count: int = NEXT_FIRES) -> list[str]:
+    """The next `count` fire times of a cron expression after `now`, as ISO 8601 UTC strings."""
+    return [
+        datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        for at in fires_after(cron, now, count)
+    ]
+
+
+def cli_info(compiled: CompiledApp, *, now: float | None = None) -> JSON:
     """What `eve info --json` prints: agent info plus the local build's status, routes and artifacts.
 
-    When the app failed so early that no agent exists, the agent-specific keys are absent.
+    Each schedule also lists its next fire times after `now` (default: the current time). When
+    the app failed so early that no agent exists, the agent-specific keys are absent.
     """
     manifest = compiled.manifest
     paths = compiled.paths
@@ -257,6 +273,9 @@ def cli_info(compiled: CompiledApp) -> JSON:
             "diagnostics": _diagnostics(manifest),
         }
     )
+    at = time.time() if now is None else now
+    for schedule in base.get("schedules", []):
+        schedule["nextFireTimes"] = next_fire_times(schedule["cron"], at)
     base["status"] = manifest.status
     base["messaging"] = dict(MESSAGING)
     base["artifacts"] = {

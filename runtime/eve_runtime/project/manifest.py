@@ -151,6 +151,8 @@ class ScheduleManifest(_Model):
     cron: str
     markdown: str | None = None
     has_run: bool = False
+    missed: Literal["latest", "skip"] = "latest"
+    """Fires missed while no server ran: the latest runs once at start (`latest`), or none (`skip`)."""
     source: SourceInfo
 
 

@@ -41,7 +41,7 @@ from eve_runtime.server.bodies import (
     validate_reset,
 )
 from eve_runtime.server.channels import ChannelRouter, eve_channel_refusal
-from eve_runtime.server.dev import BuildStatus, list_sessions
+from eve_runtime.server.dev import BuildStatus, fire_schedule, list_sessions
 from eve_runtime.server.openapi import openapi_document
 from eve_runtime.server.responses import ApiError, dump_json, error_response, json_response
 from eve_runtime.server.stream import SESSION_NOT_FOUND, StreamOptions, StreamRegistry, open_stream, parse_stream_query
@@ -252,6 +252,10 @@ class _Api:
         """`GET /eve/v1/dev/build` (development mode only): the serving generation and the newest rebuild."""
         return json_response({"ok": True, **self.build.to_json()})
 
+    async def dev_schedule(self, request: Request) -> Response:
+        """`POST /eve/v1/dev/schedules/{scheduleId}` (development mode only): fire a schedule once, by hand."""
+        return json_response(await fire_schedule(self.runtime.schedules, request.path_params["scheduleId"]))
+
     def routes(self) -> list[Route]:
         """The routes, in eve's order (`routes.DEFAULT_ROUTES`), plus the OpenAPI document."""
         session = "/eve/v1/session/{sessionId}"
@@ -283,6 +287,8 @@ class _Api:
         if self.mode == "development":
             routes.append(Route("/eve/v1/dev/sessions", self.endpoint(self.dev_sessions), methods=["GET"]))
             routes.append(Route("/eve/v1/dev/build", self.endpoint(self.dev_build), methods=["GET"]))
+            schedules = "/eve/v1/dev/schedules/{scheduleId:path}"  # nested names hold a '/'
+            routes.append(Route(schedules, self.endpoint(self.dev_schedule), methods=["POST"]))
         for route in routes[1:]:
             if route.methods is not None:
                 route.methods.discard("HEAD")  # starlette adds HEAD to GET routes; only health serves it

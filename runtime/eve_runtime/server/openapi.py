@@ -11,7 +11,14 @@ from __future__ import annotations
 from typing import Literal
 
 from eve_runtime._version import __version__
-from eve_runtime.server.openapi_schemas import JSON, component_schemas, dev_build_schema, dev_sessions_schema, ref
+from eve_runtime.server.openapi_schemas import (
+    JSON,
+    component_schemas,
+    dev_build_schema,
+    dev_schedule_schema,
+    dev_sessions_schema,
+    ref,
+)
 
 __all__ = ["openapi_document"]
 
@@ -283,6 +290,19 @@ def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
                 mode,
             )
         }
+        paths["/eve/v1/dev/schedules/{scheduleId}"] = {
+            "post": _operation(
+                "fireDevSchedule",
+                "Fire a schedule once, by hand (served by `eve dev` only, which never fires them on their cadence).",
+                {
+                    "200": _json(ref("DevScheduleFired"), "The schedule fired: the sessions it started or reached."),
+                    "404": _error("No such schedule (`schedule_not_found`, with `availableScheduleIds`)."),
+                },
+                mode,
+                parameters=[_path_parameter("scheduleId", "The schedule's name (its path under `schedules/`).")],
+            )
+        }
+        components["schemas"]["DevScheduleFired"] = dev_schedule_schema()
         components["schemas"]["DevSessions"] = dev_sessions_schema()
         components["schemas"]["DevBuild"] = dev_build_schema()
     document: JSON = {

@@ -11,7 +11,7 @@ from typing import Any
 
 from eve_runtime.server.bodies import MAX_ID_LENGTH
 
-__all__ = ["JSON", "component_schemas", "dev_build_schema", "dev_sessions_schema", "ref"]
+__all__ = ["JSON", "component_schemas", "dev_build_schema", "dev_schedule_schema", "dev_sessions_schema", "ref"]
 
 JSON = dict[str, Any]
 
@@ -186,5 +186,18 @@ def dev_build_schema() -> JSON:
             "rebuilds": {"type": "integer", "description": "Rebuilds since the server started, failed ones included."},
             "status": {"enum": ["ready", "failed"], "description": "How the newest rebuild went."},
             "diagnostics": {"type": "array", "items": {"type": "object"}, "description": "A failed build's."},
+        },
+    }
+
+
+def dev_schedule_schema() -> JSON:
+    """The body of `POST /eve/v1/dev/schedules/{scheduleId}` (`eve dev` only)."""
+    return {
+        "type": "object",
+        "required": ["ok", "scheduleId", "sessionIds"],
+        "properties": {
+            "ok": {"const": True},
+            "scheduleId": {"type": "string"},
+            "sessionIds": {"type": "array", "items": _SESSION_ID, "description": "The sessions the fire reached."},
         },
     }

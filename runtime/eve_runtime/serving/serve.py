@@ -155,6 +155,19 @@ async def run_app(
             watcher.cancel()
 
 
+def _test_clock(options: RuntimeOptions | None) -> RuntimeOptions | None:
+    """The runtime options with the clock `EVE_TEST_CLOCK_OFFSET_SECONDS` shifts (tests only).
+
+    The multi-process schedule tests make a process's schedules reach a chosen fire time soon;
+    unset, nothing changes.
+    """
+    raw = os.environ.get("EVE_TEST_CLOCK_OFFSET_SECONDS", "").strip()
+    if not raw:
+        return options
+    offset = float(raw)
+    return dataclasses.replace(options or RuntimeOptions(), clock=lambda: time.time() + offset)
+
+
 def _auth(mode: Mode, host: str) -> Authenticator:
     if mode == "development":
         if not is_loopback_host(host):
@@ -193,6 +206,7 @@ async def _serve(
         raise ServeError(str(exc)) from None
     try:
         sock = _bind(host, port)
+        runtime_options = _test_clock(runtime_options)
         runtime = Runtime(compiled.root, store, options=runtime_options, mode=mode, dormant_before=dormant_before)
         watching: asyncio.Task[None] | None = None
         stop_watching = asyncio.Event()

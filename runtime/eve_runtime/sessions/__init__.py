@@ -23,7 +23,8 @@ model.
 
 The runtime behind sessions lives in this package's modules: `runtime` (sessions by id, actors,
 deliveries), `creation`, `controls`, `timeouts`, `availability`, `ownership` (leases),
-`addresses`, `replacement`, `agents` and `children` (the child sessions of tasks).
+`addresses`, `replacement`, `agents`, `children` (the child sessions of tasks), and `schedules`
+with `schedule_fire` (the schedule timer, and what one fire does).
 """
 
 from __future__ import annotations

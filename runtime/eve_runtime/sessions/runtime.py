@@ -2,12 +2,14 @@
 
 It accepts deliveries (durably, before anyone is told they were accepted), keeps at most one
 actor per session and only while the session has work, recovers every unfinished session when
-it starts, fires session timeouts from a single timer, and stops at step boundaries.
+it starts, fires session timeouts from a single timer, fires schedules (in production), and
+stops at step boundaries.
 
 `Runtime` is what the server, the channels and the actors call; the parts behind some of its
 methods are modules of their own: creating sessions (`eve_runtime.sessions.creation`) and the
 child sessions of tasks (`eve_runtime.sessions.children`), cancel, compact, clear and reset
-(`eve_runtime.sessions.controls`), the timeout timer (`eve_runtime.sessions.timeouts`), the agents
+(`eve_runtime.sessions.controls`), the timeout timer (`eve_runtime.sessions.timeouts`), the schedule
+timer (`eve_runtime.sessions.schedules`), the agents
 of a build (`eve_runtime.sessions.agents`) and the tunables (`eve_runtime.engine.options`).
 """
 
@@ -41,6 +43,7 @@ from eve_runtime.sessions.controls import Acknowledgements, cancel, control, res
 from eve_runtime.sessions.creation import new_record, open_session
 from eve_runtime.sessions.ownership import Ownership
 from eve_runtime.sessions.reader import bind_store, unbind_default
+from eve_runtime.sessions.schedules import ScheduleTimer
 from eve_runtime.sessions.timeouts import SessionTimeouts
 from eve_runtime.store.base import (
     DeliveryKind,
@@ -103,6 +106,8 @@ class Runtime:
         """The deliveries someone waits for (a reset), resolved once handled."""
         self.ownership = None if self.options.lease_seconds is None else Ownership(self, self.options.lease_seconds)
         """This process's leases, when many processes share the store."""
+        self.schedules = ScheduleTimer(self)
+        """The app's schedules: fired on the clock under `eve start` (never under `eve dev`), and by hand."""
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -130,12 +135,15 @@ class Runtime:
         self._timer = asyncio.create_task(self.timeouts.run(), name="eve-timeouts")
         if self.ownership is not None:
             self.ownership.start()
+        if self.mode == "production":
+            self.schedules.start()
 
     async def stop(self, deadline: float = 10.0) -> None:
         """Stop every actor at its next step boundary, waiting at most `deadline` seconds."""
         self._stopping = True
         if self._timer is not None:
             self._timer.cancel()
+        await self.schedules.stop()
         await self.actors.stop(deadline)
         if self.ownership is not None:
             await self.ownership.stop()
@@ -147,6 +155,7 @@ class Runtime:
     async def abort(self) -> None:
         """Stop at once, as a kill would: nothing finishes, nothing more is written (what crash tests simulate)."""
         self._stopping = True
+        self.schedules.abort()
         await self.actors.abort()
         if self._timer is not None:
             self._timer.cancel()

@@ -23,6 +23,10 @@ A store holds, per session:
   [`Store.session_addresses`][eve_runtime.store.base.Store.session_addresses] until another
   session claims the address.
 
+Beside sessions, a store keeps each schedule's **last claimed fire time**: a fire time is claimed
+by one caller, ever ([`Store.claim_schedule_fire`][eve_runtime.store.base.Store.claim_schedule_fire]),
+so a schedule fires once per tick however many processes share the store.
+
 Writes that belong together go through [`Store.commit`][eve_runtime.store.base.Store.commit]
 in one transaction; a commit that is acknowledged is durable. Every backend (memory, SQLite,
 Postgres) passes the same contract test suite.
@@ -35,7 +39,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from eve_runtime.errors import RuntimeFailure
+from eve_runtime.store.errors import (
+    MAX_ADDRESSES,
+    AddressInUse,
+    AddressLimitReached,
+    EventIndexConflict,
+    OwnershipLost,
+    SessionNotActive,
+    StoreError,
+    StoreLocked,
+)
 
 __all__ = [
     "IDEMPOTENCY_WINDOW",
@@ -49,6 +62,7 @@ __all__ = [
     "EventRow",
     "NewDelivery",
     "OwnershipLost",
+    "ScheduleClaim",
     "SessionNotActive",
     "SessionHandoff",
     "SessionRecord",
@@ -62,49 +76,9 @@ __all__ = [
 IDEMPOTENCY_WINDOW = 1024
 """How many distinct idempotency keys a session remembers (the newest ones)."""
 
-MAX_ADDRESSES = 256
-"""How many channel addresses one session may hold (its first plus its aliases)."""
-
 SessionStatus = Literal["active", "completed", "failed", "reset"]
 DeliveryKind = Literal["message", "responses", "cancel", "compact", "clear", "reset", "task"]
 """`task`: a child session reporting a task's result to its parent."""
-
-
-class StoreError(RuntimeFailure):
-    """A store operation failed."""
-
-
-class StoreLocked(StoreError):
-    """Another process already owns this local store (one writer process per store)."""
-
-
-class AddressInUse(StoreError):
-    """A channel address is held by another active session."""
-
-    def __init__(self, address: str, holder: str) -> None:
-        super().__init__(f"The channel address {address!r} is held by another active session ({holder}).")
-        self.address = address
-        self.holder = holder
-
-
-class AddressLimitReached(StoreError):
-    """A session already holds `MAX_ADDRESSES` channel addresses, so it claims no more."""
-
-    def __init__(self, session_id: str) -> None:
-        super().__init__(f"Session {session_id!r} already holds {MAX_ADDRESSES} addresses, the most one may hold.")
-        self.session_id = session_id
-
-
-class SessionNotActive(StoreError):
-    """The session does not exist or has ended, so it accepts no delivery."""
-
-
-class EventIndexConflict(StoreError):
-    """A commit's first event index is not the session's current event count (a stale or racing writer)."""
-
-
-class OwnershipLost(StoreError):
-    """A commit carried a fencing token that is no longer the session's current one."""
 
 
 @dataclass(frozen=True)
@@ -203,6 +177,16 @@ class Commit:
     """The fencing token from `acquire`; when given, a commit by a superseded owner is refused."""
     handoff: SessionHandoff | None = None
     """Sets the session record's `deployment` and `deadline` (a deployment handoff)."""
+
+
+@dataclass(frozen=True)
+class ScheduleClaim:
+    """The outcome of `claim_schedule_fire`."""
+
+    claimed: bool
+    """Whether this call claimed the fire time (the one caller that runs it)."""
+    previous: float | None
+    """The schedule's last claimed fire time before this call; None when it never had one."""
 
 
 class Store(ABC):
@@ -370,6 +354,17 @@ class Store(ABC):
 
         Earliest deadline first, at most `limit`. A session never leased, released, or whose
         owner's lease expired is included: a process looking for deadlines nobody fires wakes them.
+        """
+
+    # -- schedules ----------------------------------------------------------------------------
+
+    @abstractmethod
+    async def claim_schedule_fire(self, schedule: str, at: float) -> ScheduleClaim:
+        """Claim the fire time `at` (seconds since the epoch) of a schedule, atomically and durably.
+
+        Fire times are claimed in order: `at` is claimed only when it is later than the
+        schedule's last claimed fire time (or it has none), and then becomes it; otherwise
+        nothing is written. So each fire time is claimed at most once, by one caller, ever.
         """
 
     def on_delivery(self, callback: Callable[[str], None]) -> None:

@@ -23,6 +23,7 @@ from eve_runtime.store.base import (
     EventRow,
     NewDelivery,
     OwnershipLost,
+    ScheduleClaim,
     SessionNotActive,
     SessionRecord,
     SessionStatus,
@@ -66,6 +67,8 @@ class MemoryStore(Store):
         self._leases: dict[str, _Lease] = {}
         self._addresses: dict[str, str] = {}
         """Address -> the session that claimed it last, in claim order."""
+        self._fires: dict[str, float] = {}
+        """Schedule -> its last claimed fire time."""
         self._waiters = EventWaiters()
 
     async def open(self) -> None:
@@ -335,3 +338,13 @@ class MemoryStore(Store):
     def _held(self, session_id: str) -> bool:
         lease = self._leases.get(session_id)
         return lease is not None and lease.owner is not None and lease.expires_at > time.time()
+
+    # -- schedules ----------------------------------------------------------------------------
+
+    async def claim_schedule_fire(self, schedule: str, at: float) -> ScheduleClaim:
+        self._check_open()
+        previous = self._fires.get(schedule)
+        if previous is not None and at <= previous:
+            return ScheduleClaim(claimed=False, previous=previous)
+        self._fires[schedule] = at
+        return ScheduleClaim(claimed=True, previous=previous)

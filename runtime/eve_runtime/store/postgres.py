@@ -25,11 +25,9 @@ from eve_runtime.store.base import (
     Commit,
     DeliveryRecord,
     EnqueueResult,
-    EventIndexConflict,
     EventRow,
     NewDelivery,
-    OwnershipLost,
-    SessionNotActive,
+    ScheduleClaim,
     SessionRecord,
     SessionStatus,
     Store,
@@ -38,9 +36,6 @@ from eve_runtime.store.base import (
 from eve_runtime.store.postgres_listen import Listener
 from eve_runtime.store.postgres_pool import Connection, ConnectionPool, connect, describe_url, scrub
 from eve_runtime.store.postgres_schema import (
-    SQLSTATE_INDEX_CONFLICT,
-    SQLSTATE_MISSING_SESSION,
-    SQLSTATE_OWNERSHIP_LOST,
     channel_names,
     decode,
     encode,
@@ -273,7 +268,7 @@ class PostgresStore(Store):
             try:
                 await conn.execute(_COMMIT, params)
             except psycopg.Error as exc:
-                raise _commit_error(session_id, commit, exc) from None
+                raise ops.commit_error(session_id, commit, exc) from None
 
         await self._run(write)
         if commit.events:
@@ -366,6 +361,11 @@ class PostgresStore(Store):
         rows = await self._rows(ops.EXPIRED_SESSIONS, now, limit)
         return [str(row[0]) for row in rows]
 
+    # -- schedules ----------------------------------------------------------------------------
+
+    async def claim_schedule_fire(self, schedule: str, at: float) -> ScheduleClaim:
+        return await self._run(lambda conn: ops.claim_schedule_fire(conn, schedule, at))
+
 
 def _named(url: str, application_name: str) -> str:
     """`url` with `application_name` set, unless it sets one (or cannot be parsed: `open` says so)."""
@@ -375,22 +375,3 @@ def _named(url: str, application_name: str) -> str:
         return conninfo.make_conninfo(url, application_name=application_name)
     except psycopg.Error:
         return url
-
-
-def _commit_error(session_id: str, commit: Commit, exc: psycopg.Error) -> StoreError:
-    """The store error a refused `eve_commit` call stands for."""
-    detail = exc.diag.message_primary or ""
-    if exc.sqlstate == SQLSTATE_MISSING_SESSION:
-        return SessionNotActive(f"Session {session_id!r} does not exist.")
-    if exc.sqlstate == SQLSTATE_OWNERSHIP_LOST:
-        return OwnershipLost(
-            f"Session {session_id!r} has a new owner (fencing token {detail}, this writer holds "
-            f"{commit.fence}): this writer was superseded and must stop."
-        )
-    if exc.sqlstate == SQLSTATE_INDEX_CONFLICT:
-        first = commit.events[0].index if commit.events else 0
-        return EventIndexConflict(
-            f"Session {session_id!r} has {detail} events, so the next event index is {detail}, "
-            f"not {first}: another writer appended first, or this writer is stale."
-        )
-    return StoreError(f"Postgres failed: {str(exc).strip()}")

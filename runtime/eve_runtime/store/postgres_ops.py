@@ -20,9 +20,13 @@ from eve_runtime.store.base import (
     IDEMPOTENCY_WINDOW,
     MAX_ADDRESSES,
     AddressLimitReached,
+    Commit,
     DeliveryRecord,
     EnqueueResult,
+    EventIndexConflict,
     NewDelivery,
+    OwnershipLost,
+    ScheduleClaim,
     SessionNotActive,
     SessionRecord,
     StoreError,
@@ -30,7 +34,10 @@ from eve_runtime.store.base import (
 from eve_runtime.store.postgres_pool import Connection
 from eve_runtime.store.postgres_schema import (
     SQLSTATE_DELIVERY_EXISTS,
+    SQLSTATE_INDEX_CONFLICT,
+    SQLSTATE_MISSING_SESSION,
     SQLSTATE_NOT_ACTIVE,
+    SQLSTATE_OWNERSHIP_LOST,
     encode,
     lock_key,
 )
@@ -49,6 +56,8 @@ __all__ = [
     "acquire",
     "address_holder",
     "claim_address",
+    "claim_schedule_fire",
+    "commit_error",
     "create_at_address",
     "create_session",
     "enqueue",
@@ -306,4 +315,47 @@ SELECT s.id FROM sessions s LEFT JOIN owners o ON o.session_id = s.id
 WHERE s.status = 'active' AND s.deadline <= %s AND (o.owner IS NULL OR o.expires_at <= {_NOW})
 ORDER BY s.deadline, s.row_seq LIMIT %s
 """
+
+
+async def claim_schedule_fire(conn: Connection, schedule: str, at: float) -> ScheduleClaim:
+    """Claim a fire time later than the schedule's last one (see `Store.claim_schedule_fire`).
+
+    The schedule's row is created first (its `last_fire` NULL: never fired), so the claim can lock
+    it: two processes claiming one fire time queue on that lock, and the second sees the first's.
+    """
+    async with conn.transaction():
+        await conn.execute(
+            f"INSERT INTO schedule_fires (schedule, last_fire, claimed_at) VALUES (%s, NULL, {_NOW}) "
+            "ON CONFLICT (schedule) DO NOTHING",
+            (schedule,),
+        )
+        row = await _one(conn, "SELECT last_fire FROM schedule_fires WHERE schedule = %s FOR UPDATE", (schedule,))
+        previous = None if row is None or row[0] is None else float(row[0])
+        if previous is not None and at <= previous:
+            return ScheduleClaim(claimed=False, previous=previous)
+        await conn.execute(
+            f"UPDATE schedule_fires SET last_fire = %s, claimed_at = {_NOW} WHERE schedule = %s", (at, schedule)
+        )
+    return ScheduleClaim(claimed=True, previous=previous)
+
+
 """Active sessions past their deadline that no unexpired lease holds (leases timed by the database's clock)."""
+
+
+def commit_error(session_id: str, commit: Commit, exc: psycopg.Error) -> StoreError:
+    """The store error a refused `eve_commit` call stands for."""
+    detail = exc.diag.message_primary or ""
+    if exc.sqlstate == SQLSTATE_MISSING_SESSION:
+        return SessionNotActive(f"Session {session_id!r} does not exist.")
+    if exc.sqlstate == SQLSTATE_OWNERSHIP_LOST:
+        return OwnershipLost(
+            f"Session {session_id!r} has a new owner (fencing token {detail}, this writer holds "
+            f"{commit.fence}): this writer was superseded and must stop."
+        )
+    if exc.sqlstate == SQLSTATE_INDEX_CONFLICT:
+        first = commit.events[0].index if commit.events else 0
+        return EventIndexConflict(
+            f"Session {session_id!r} has {detail} events, so the next event index is {detail}, "
+            f"not {first}: another writer appended first, or this writer is stale."
+        )
+    return StoreError(f"Postgres failed: {str(exc).strip()}")

@@ -34,10 +34,11 @@ __all__ = [
     "lock_key",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Stored in `eve_meta`; a schema with a higher version was written by a newer eve.
 
-2 added `sessions_by_deadline` (opening a version-1 schema adds it)."""
+Every table and index is created `IF NOT EXISTS`, so opening an older schema adds what it lacks:
+2 added `sessions_by_deadline`, 3 the `schedule_fires` table."""
 
 SQLSTATE_MISSING_SESSION = "EV404"
 SQLSTATE_OWNERSHIP_LOST = "EV409"
@@ -120,6 +121,11 @@ CREATE INDEX IF NOT EXISTS addresses_by_session ON addresses (session_id, claim_
 CREATE TABLE IF NOT EXISTS channel_states (
     session_id TEXT PRIMARY KEY,
     value BYTEA NOT NULL
+);
+CREATE TABLE IF NOT EXISTS schedule_fires (
+    schedule TEXT PRIMARY KEY,
+    last_fire DOUBLE PRECISION,
+    claimed_at DOUBLE PRECISION NOT NULL
 )
 """
 

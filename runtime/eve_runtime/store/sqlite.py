@@ -23,6 +23,7 @@ import functools
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -35,6 +36,7 @@ from eve_runtime.store.base import (
     EnqueueResult,
     EventRow,
     NewDelivery,
+    ScheduleClaim,
     SessionRecord,
     SessionStatus,
     Store,
@@ -92,6 +94,20 @@ def _drop_lock(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def _claim_schedule_fire(conn: sqlite3.Connection, schedule: str, at: float) -> ScheduleClaim:
+    """Claim a fire time later than the schedule's last one (see `Store.claim_schedule_fire`), on the writer."""
+    row = conn.execute("SELECT last_fire FROM schedule_fires WHERE schedule = ?", (schedule,)).fetchone()
+    previous = None if row is None else float(row[0])
+    if previous is not None and at <= previous:
+        return ScheduleClaim(claimed=False, previous=previous)
+    conn.execute(
+        "INSERT INTO schedule_fires (schedule, last_fire, claimed_at) VALUES (?, ?, ?) "
+        "ON CONFLICT (schedule) DO UPDATE SET last_fire = excluded.last_fire, claimed_at = excluded.claimed_at",
+        (schedule, at, time.time()),
+    )
+    return ScheduleClaim(claimed=True, previous=previous)
 
 
 class SqliteStore(Store):
@@ -285,6 +301,11 @@ class SqliteStore(Store):
 
     async def expired_sessions(self, now: float, limit: int) -> list[str]:
         return await self._read(ops.expired_sessions, now, limit)
+
+    # -- schedules ----------------------------------------------------------------------------
+
+    async def claim_schedule_fire(self, schedule: str, at: float) -> ScheduleClaim:
+        return await self._write(lambda conn: _claim_schedule_fire(conn, schedule, at))
 
 
 async def open_local_store(directory: Path) -> SqliteStore:

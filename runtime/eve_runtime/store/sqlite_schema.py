@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 DATABASE_NAME = "eve.sqlite3"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Stored in `PRAGMA user_version`; a database with a higher version was written by a newer eve."""
 
 _BUSY_TIMEOUT_MS = 10_000
@@ -97,6 +97,13 @@ CREATE INDEX addresses_by_session ON addresses (session_id);
 CREATE TABLE channel_states (
     session_id TEXT PRIMARY KEY,
     value TEXT NOT NULL
+);
+""",
+    5: """
+CREATE TABLE schedule_fires (
+    schedule TEXT PRIMARY KEY,
+    last_fire REAL NOT NULL,
+    claimed_at REAL NOT NULL
 );
 """,
 }
