@@ -21,7 +21,7 @@ from typing import Any, get_args
 from eve_runtime.project.manifest import Manifest
 from eve_runtime.server.responses import ApiError
 from eve_runtime.sessions.schedules import ScheduleFailed, ScheduleTimer, UnknownSchedule
-from eve_runtime.store.base import SessionStatus, Store
+from eve_runtime.store.base import SessionRecord, SessionStatus, Store
 
 __all__ = ["BuildStatus", "fire_schedule", "list_sessions"]
 
@@ -61,8 +61,10 @@ def _iso(timestamp: float) -> str:
 
 async def list_sessions(store: Store) -> list[dict[str, Any]]:
     """Every session of the store as `{sessionId, status, createdAt (ISO 8601), agent}`, newest first."""
-    records = [record for status in get_args(SessionStatus) for record in await store.list_sessions(status)]
-    records.sort(key=lambda record: (record.created_at, record.id), reverse=True)
+    latest: dict[str, SessionRecord] = {}
+    for status in get_args(SessionStatus):  # `active` first: a session that ends meanwhile shows its end
+        latest.update((record.id, record) for record in await store.list_sessions(status))
+    records = sorted(latest.values(), key=lambda record: (record.created_at, record.id), reverse=True)
     return [
         {"sessionId": record.id, "status": record.status, "createdAt": _iso(record.created_at), "agent": record.agent}
         for record in records
