@@ -8,7 +8,8 @@ with it. Besides the call's coordinates it offers, to `async` tools:
 - `await ctx.sleep(seconds)`: a pause;
 - `await ctx.step(function, *args)`: run a side effect and remember its result;
 - `ctx.abort_signal`: fires when the person steers the turn (a new message), so a tool waiting
-  for a long time can stop early.
+  for a long time can stop early;
+- `await ctx.get_sandbox()`: the session's sandbox (`/workspace`, its commands and files).
 
 In a tool marked `@tool(workflow=True)` these are *durable*: each one is journaled on the
 session's stream as it completes, and when a restart interrupts the tool, its body runs again
@@ -21,9 +22,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
 
 from eve_runtime.checkpoint import SessionState
+
+if TYPE_CHECKING:
+    from eve_runtime.authoring.sandbox_session import Sandbox
 
 __all__ = [
     "AbortSignal",
@@ -134,6 +138,8 @@ class ToolHost(Protocol):
 
     async def reply(self, output: Any) -> dict[str, Any]: ...
 
+    async def get_sandbox(self) -> Sandbox: ...
+
 
 @dataclass(frozen=True)
 class ToolContext:
@@ -225,6 +231,24 @@ class ToolContext:
         `taskId`). Journaled like `step`: after a restart, earlier replies are not sent again.
         """
         return await self._host("reply").reply(output)
+
+    async def get_sandbox(self) -> Sandbox:
+        """The session's sandbox, created (seeded, bootstrapped) on first use; see `eve_runtime.define_sandbox`.
+
+        Example:
+            ```python
+            @tool
+            async def run_script(script: str, ctx: ToolContext) -> str:
+                \"\"\"Run a Python script in the sandbox.\"\"\"
+                sandbox = await ctx.get_sandbox()
+                await sandbox.write_text_file("analysis.py", script)
+                result = await sandbox.run("python3 analysis.py")
+                if result.exit_code != 0:
+                    raise RuntimeError(result.stderr)
+                return result.stdout
+            ```
+        """
+        return await self._host("get_sandbox").get_sandbox()
 
 
 def option_id(label: str) -> str:
