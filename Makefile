@@ -16,8 +16,22 @@ install: $(STAMP) ## Create .venv and install eve (editable) with the dev and po
 demo: $(STAMP) ## Scaffold an example agent in .eve/demo and run a real session end to end (offline test model)
 	$(BIN)/python scripts/demo.py
 
-test: $(STAMP) ## Run the test suite (offline; uses PostgreSQL at 127.0.0.1:5432 when present)
+test: $(STAMP) bubblewrap ## Run the test suite (offline; uses PostgreSQL at 127.0.0.1:5432 when present)
 	$(BIN)/pytest -q
+
+bubblewrap: ## Make sure bubblewrap (the sandbox's default backend) is installed: apt-get as root, else say why not
+	@if command -v bwrap >/dev/null 2>&1; then \
+		:; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "bubblewrap: installing it (apt-get install -y bubblewrap)"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y -qq bubblewrap >/dev/null 2>&1 \
+			|| (apt-get update -qq >/dev/null && apt-get install -y -qq bubblewrap >/dev/null) \
+			|| echo "bubblewrap: apt-get could not install it; the bubblewrap tests will be skipped"; \
+	else \
+		echo "bubblewrap: not installed, and installing it needs root and apt-get (sudo apt-get install bubblewrap);" \
+			"the bubblewrap tests will be skipped"; \
+	fi
 
 lint: $(STAMP) ## ruff format check and lint
 	$(BIN)/ruff format --check .
@@ -41,4 +55,4 @@ clean: ## Remove the virtual environment and generated data
 help: ## Show the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  %-10s %s\n",$$1,$$2}' $(MAKEFILE_LIST)
 
-.PHONY: install demo test lint fmt typecheck check bench clean help
+.PHONY: install demo test bubblewrap lint fmt typecheck check bench clean help

@@ -60,10 +60,25 @@ def _agent_rows(table: Table, agent: AgentManifest) -> None:
     table.add_row("Instructions", _names(instructions))
     skills = [s.name for s in agent.skills] + [f"{d.slug} (dynamic)" for d in agent.dynamic_skills]
     table.add_row("Skills", _names(skills))
+    table.add_row("Sandbox", _sandbox(agent))
     table.add_row("Subagents", _names([s.name for s in agent.subagents]))
     table.add_row("Schedules", _names([f"{s.name} ({s.cron})" for s in agent.schedules]))
     table.add_row("Hooks", _names([h.slug for h in agent.hooks]))
     table.add_row("Channels", _names([_channel(c) for c in agent.channels]))
+
+
+def _sandbox(agent: AgentManifest) -> str:
+    sandbox = agent.sandbox
+    if sandbox is None:
+        return "[dim]none[/]"
+    if sandbox.inherits_parent:
+        return "the parent's (define_parent_sandbox)"
+    where = "default" if sandbox.source.owner == "framework" else sandbox.source.logical_path
+    seed = f", {sandbox.seed_files} seed files" if sandbox.seed_files else ""
+    return escape(
+        f"{sandbox.backend_kind} backend, network {sandbox.network}, {sandbox.timeout_seconds:g} s a command{seed} "
+        f"({where})"
+    )
 
 
 def _channel(channel: ChannelManifest) -> str:
@@ -85,10 +100,11 @@ def _tools(agent: AgentManifest) -> Table:
     for dynamic in agent.dynamic_tools:
         table.add_row(dynamic.slug, dynamic.source.logical_path, "-", "dynamic: " + ", ".join(dynamic.event_names))
     for framework in agent.framework_tools:
-        if framework.status in ("not-applicable", "off"):
-            continue
+        if framework.status in ("not-applicable", "replaced"):
+            continue  # not for this agent, or listed above as the tool file that provides it
         style = STATUS_STYLE.get(framework.status, "dim")
-        table.add_row(framework.name, "framework", "-", f"[{style}]{framework.status}[/]")
+        reason = f" [dim]{escape(framework.reason)}[/]" if framework.reason else ""
+        table.add_row(framework.name, "framework", "-", f"[{style}]{framework.status}[/]{reason}")
     return table
 
 

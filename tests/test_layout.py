@@ -29,14 +29,17 @@ ALLOWED: dict[str, frozenset[str]] = {
     "store": frozenset({"basics"}),
     "events": frozenset({"basics", "models"}),
     "authoring": frozenset({"basics", "events", "models"}),
-    "project": frozenset({"basics", "authoring", "events", "models"}),
+    "sandbox": frozenset({"basics", "authoring"}),
+    "project": frozenset({"basics", "authoring", "events", "models", "sandbox"}),
     "tasks": frozenset({"basics", "authoring", "events", "models", "project", "store"}),
     "engine": frozenset({"basics", "authoring", "events", "models", "project", "store", "tasks"}),
-    "sessions": frozenset({"basics", "authoring", "events", "models", "project", "store", "tasks", "engine"}),
+    "sessions": frozenset(
+        {"basics", "authoring", "events", "models", "project", "store", "tasks", "engine", "sandbox"}
+    ),
     "server": frozenset({"basics", "authoring", "events", "models", "project", "store", "engine", "sessions"}),
     "serving": frozenset({"basics", "authoring", "events", "models", "project", "store", "sessions", "server"}),
     "client": frozenset({"basics", "events"}),
-    "api": frozenset({"basics", "authoring", "events", "sessions"}),
+    "api": frozenset({"basics", "authoring", "events", "sessions", "sandbox"}),
 }
 """Which nodes each node may import (besides itself). Data flows down: the table has no cycle."""
 

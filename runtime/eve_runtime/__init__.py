@@ -17,6 +17,8 @@ from eve_runtime.authoring.context import ToolContext
 from eve_runtime.authoring.dynamic import DynamicResolver, define_dynamic
 from eve_runtime.authoring.hooks import Hook, HookContext, define_hook
 from eve_runtime.authoring.instructions import Instructions, define_instructions
+from eve_runtime.authoring.sandbox import ParentSandbox, SandboxConfig, define_parent_sandbox, define_sandbox
+from eve_runtime.authoring.sandbox_session import CommandResult, Sandbox, SandboxBackend, SandboxError
 from eve_runtime.authoring.schedules import Schedule, ScheduleContext, define_schedule
 from eve_runtime.authoring.skills import Skill, define_skill
 from eve_runtime.authoring.state import StateError, StateHandle, define_state
@@ -27,6 +29,7 @@ from eve_runtime.events.transcript import TranscriptMessage, transcript_of
 __all__ = [
     "AgentConfig",
     "Channel",
+    "CommandResult",
     "CompileError",
     "DefinitionError",
     "DisabledTool",
@@ -35,6 +38,11 @@ __all__ = [
     "Hook",
     "HookContext",
     "Instructions",
+    "ParentSandbox",
+    "Sandbox",
+    "SandboxBackend",
+    "SandboxConfig",
+    "SandboxError",
     "Schedule",
     "ScheduleContext",
     "Skill",
@@ -50,6 +58,8 @@ __all__ = [
     "define_dynamic",
     "define_hook",
     "define_instructions",
+    "define_parent_sandbox",
+    "define_sandbox",
     "define_schedule",
     "define_skill",
     "define_state",

@@ -5,8 +5,24 @@
 from eve_runtime.framework_tools import ask_question
 ```
 
-Both are workflow tools: a restart while they wait resumes the wait (an answered question is
-not asked again; a sleep wakes at its original time).
+`ask_question` and `sleep` are workflow tools: a restart while they wait resumes the wait (an
+answered question is not asked again; a sleep wakes at its original time). `glob` and `grep`
+search the session's sandbox. `web_search_tool(provider)` makes the `web_search` tool
+(`agent/tools/web_search.py`: `web_search = web_search_tool(my_search)`).
+
+The default framework tools (`bash`, `read_file`, `write_file`, `web_fetch`) are importable
+too, for a tool file that wraps one:
+
+```python
+# agent/tools/bash.py
+from eve_runtime import ToolContext, tool
+from eve_runtime.framework_tools import bash as framework_bash
+
+@tool(needs_approval=True)
+async def bash(command: str, ctx: ToolContext) -> dict:
+    \"\"\"Run an approved shell command in the sandbox.\"\"\"
+    return await framework_bash(command, ctx)
+```
 """
 
 from __future__ import annotations
@@ -17,8 +33,24 @@ from pydantic import Field
 
 from eve_runtime.authoring.context import ToolContext, option_id
 from eve_runtime.authoring.tools import tool
+from eve_runtime.sandbox.tool_bash import bash
+from eve_runtime.sandbox.tool_files import read_file, write_file
+from eve_runtime.sandbox.tool_search import glob, grep
+from eve_runtime.sandbox.tool_web_fetch import web_fetch
+from eve_runtime.sandbox.tool_web_search import WebSearchProvider, web_search_tool
 
-__all__ = ["ask_question", "sleep"]
+__all__ = [
+    "WebSearchProvider",
+    "ask_question",
+    "bash",
+    "glob",
+    "grep",
+    "read_file",
+    "sleep",
+    "web_fetch",
+    "web_search_tool",
+    "write_file",
+]
 
 
 @tool(workflow=True)

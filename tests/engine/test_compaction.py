@@ -27,7 +27,8 @@ pytestmark = pytest.mark.anyio
 SMALL_WINDOW = {
     "agent/agent.py": (
         "from eve_runtime import define_agent\n\n"
-        "agent = define_agent(model='test', model_context_window_tokens=1500, compaction={'threshold_percent': 0.8})\n"
+        "agent = define_agent(model='test', model_context_window_tokens=1500, compaction={'threshold_percent': 0.8},\n"
+        "                     default_tools=False)\n"  # the window is sized for this test's own tool alone
     )
 }
 

@@ -148,5 +148,7 @@ async def test_function_model_sees_the_agents_tools_then_the_delegation_tools(tm
     sid = await h.create("hi")
     await h.turns(sid, 1)
     await h.stop()
-    # like eve: the root agent may delegate to a copy of itself, so the task tools come along
-    assert seen == [["get_weather", "agent", "eve__task_wait", "eve__task_cancel"]]
+    # like eve: the authored tools, the default framework tools, then delegation to a copy of itself
+    # (the root agent may delegate to it, so the task tools come along)
+    framework = ["bash", "read_file", "write_file", "web_fetch"]
+    assert seen == [["get_weather", *framework, "agent", "eve__task_wait", "eve__task_cancel"]]

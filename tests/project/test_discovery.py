@@ -195,7 +195,7 @@ def test_unknown_root_files_are_not_slots(tmp_path: Path) -> None:
     assert graph.diagnostics == []
 
 
-@pytest.mark.parametrize("slot", ["connections", "sandbox", "memory", "instrumentation", "extensions"])
+@pytest.mark.parametrize("slot", ["connections", "memory", "instrumentation", "extensions"])
 def test_unsupported_slot_directory_warns(tmp_path: Path, slot: str) -> None:
     graph = run(tmp_path, {f"agent/{slot}/thing.py": "X = 1\n"})
     diagnostic = only(graph.diagnostics, "discover/slot-unsupported")
@@ -203,7 +203,7 @@ def test_unsupported_slot_directory_warns(tmp_path: Path, slot: str) -> None:
     assert diagnostic.source_path == str(tmp_path / "app" / "agent" / slot)
 
 
-@pytest.mark.parametrize("slot", ["connections", "sandbox", "memory", "instrumentation", "extensions"])
+@pytest.mark.parametrize("slot", ["connections", "memory", "instrumentation", "extensions"])
 def test_unsupported_slot_file_warns(tmp_path: Path, slot: str) -> None:
     graph = run(tmp_path, {f"agent/{slot}.py": "X = 1\n"})
     diagnostic = only(graph.diagnostics, "discover/slot-unsupported")

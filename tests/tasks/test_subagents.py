@@ -147,7 +147,8 @@ async def test_the_model_reads_the_receipt_the_tasks_note_and_the_result(tmp_pat
     events = await h.turns(sid, 1)
     await h.stop()
     task_id = of_type(events, "task.started")[0]["data"]["taskId"]
-    assert offered[0] == ["get_weather", "helper", "agent", "eve__task_wait", "eve__task_cancel"]
+    framework = ["bash", "read_file", "write_file", "web_fetch"]
+    assert offered[0] == ["get_weather", *framework, "helper", "agent", "eve__task_wait", "eve__task_cancel"]
     second = seen[1]
     receipts = [m.content for m in second if isinstance(m, ToolMessage)]
     assert receipts == [of_type(events, "action.result")[0]["data"]["result"]["output"]]
@@ -268,7 +269,7 @@ async def test_a_child_never_gets_the_agent_tool(tmp_path: Path) -> None:
     await h.turns(sid, 1)
     await h.stop()
     assert "agent" in offered["root"]
-    assert offered["child"] == ["get_weather"]
+    assert offered["child"] == ["get_weather", "bash", "read_file", "write_file", "web_fetch"]  # never `agent`
 
 
 async def test_tool_false_removes_the_agent_tool(tmp_path: Path) -> None:

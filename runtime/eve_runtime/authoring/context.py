@@ -10,6 +10,7 @@ with it. Besides the call's coordinates it offers, to `async` tools:
 - `ctx.abort_signal`: fires when the person steers the turn (a new message), so a tool waiting
   for a long time can stop early;
 - `ctx.get_skill(name).file(path).text()`: a file of one of the agent's skill packages.
+- `await ctx.get_sandbox()`: the session's sandbox (`/workspace`, its commands and files).
 
 In a tool marked `@tool(workflow=True)` these are *durable*: each one is journaled on the
 session's stream as it completes, and when a restart interrupts the tool, its body runs again
@@ -22,10 +23,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
 
 from eve_runtime.authoring.skills import SkillHandle
 from eve_runtime.checkpoint import SessionState
+
+if TYPE_CHECKING:
+    from eve_runtime.authoring.sandbox_session import Sandbox
 
 __all__ = [
     "AbortSignal",
@@ -137,6 +141,7 @@ class ToolHost(Protocol):
     async def reply(self, output: Any) -> dict[str, Any]: ...
 
     def skill(self, name: str) -> SkillHandle | None: ...
+    async def get_sandbox(self) -> Sandbox: ...
 
 
 @dataclass(frozen=True)
@@ -243,6 +248,24 @@ class ToolContext:
         if handle is None:
             raise LookupError(f"ctx.get_skill: the agent has no skill named {name!r}")
         return handle
+
+    async def get_sandbox(self) -> Sandbox:
+        """The session's sandbox, created (seeded, bootstrapped) on first use; see `eve_runtime.define_sandbox`.
+
+        Example:
+            ```python
+            @tool
+            async def run_script(script: str, ctx: ToolContext) -> str:
+                \"\"\"Run a Python script in the sandbox.\"\"\"
+                sandbox = await ctx.get_sandbox()
+                await sandbox.write_text_file("analysis.py", script)
+                result = await sandbox.run("python3 analysis.py")
+                if result.exit_code != 0:
+                    raise RuntimeError(result.stderr)
+                return result.stdout
+            ```
+        """
+        return await self._host("get_sandbox").get_sandbox()
 
 
 def option_id(label: str) -> str:

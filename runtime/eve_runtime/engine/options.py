@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 __all__ = ["RuntimeOptions"]
 
@@ -44,3 +45,5 @@ class RuntimeOptions:
     """With leases: how often this process asks the store for sessions past their deadline that no
     process holds (their owner died before timing them out), and wakes them. Bounds how late such a
     timeout fires."""
+    sandbox_root: Path | None = None
+    """Where workspaces live; None: `.eve/sandboxes/` under the app root (see `eve_runtime.sessions.sandboxes`)."""

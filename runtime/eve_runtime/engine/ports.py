@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor
 from typing import Any, Protocol
 
+from eve_runtime.authoring.sandbox_session import SandboxAccess
 from eve_runtime.authoring.state import SessionValues
 from eve_runtime.engine.held import CodePins, DynamicTools, LoadedSession
 from eve_runtime.engine.hook_dispatch import HookDispatcher
@@ -45,6 +46,11 @@ class Host(TaskHost, Protocol):
 
     @property
     def hooks(self) -> HookDispatcher: ...
+
+    @property
+    def sandboxes(self) -> SandboxAccess:
+        """The sessions' sandboxes (what `ctx.get_sandbox()` reaches)."""
+        ...
 
     def model(self, model_id: str) -> Model:
         """The model for an id."""

@@ -11,6 +11,7 @@ rewrites the history; a late task report or served-tool input is settled and con
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from eve_runtime.engine.clearing import clear_context
 from eve_runtime.engine.compaction import compact_on_request
@@ -20,6 +21,8 @@ from eve_runtime.engine.turn_start import start_turn
 from eve_runtime.store.base import DeliveryRecord
 from eve_runtime.tasks.delegation import settle_task
 from eve_runtime.tasks.relay import relayed_answers, report_reply
+
+logger = logging.getLogger("eve.actor")
 
 __all__ = ["handle_idle", "run_turn"]
 
@@ -74,6 +77,14 @@ def _to_turn(actor: ActorLoop, runner: TurnRunner, delivery: DeliveryRecord) -> 
     return False
 
 
+async def discard_sandbox(actor: ActorLoop) -> None:
+    """Remove the sandbox a session owns (before its end is recorded: after a crash the reset runs again)."""
+    try:
+        await actor.host.sandboxes.discard(actor.session_id)
+    except Exception:  # a workspace that cannot be removed must not keep the session alive
+        logger.exception("session %s: its sandbox could not be removed", actor.session_id)
+
+
 async def handle_idle(actor: ActorLoop, delivery: DeliveryRecord) -> None:
     """Handle one delivery while no turn is open."""
     if delivery.kind == "message" and "serveInput" in delivery.payload:  # for a served tool that returned
@@ -88,6 +99,7 @@ async def handle_idle(actor: ActorLoop, delivery: DeliveryRecord) -> None:
         await start_turn(actor, delivery)
     elif delivery.kind == "reset":
         actor.own_events(())
+        await discard_sandbox(actor)  # retired for good: nothing can reach its workspace again
         await actor.complete("reset", consumed=[delivery.id])
         actor.host.acknowledge(delivery.id)
     elif delivery.kind == "compact":

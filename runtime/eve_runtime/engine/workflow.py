@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from eve_runtime.authoring.context import AbortSignal, AskResult, SleepResult
+from eve_runtime.authoring.sandbox_session import Sandbox
 from eve_runtime.authoring.skills import SkillHandle
 from eve_runtime.engine.ports import Session
 from eve_runtime.engine.tool_runner import json_safe
@@ -36,7 +37,9 @@ from eve_runtime.events.catalog import CallAt, StepAt, TurnAt
 from eve_runtime.events.requests import match_option, new_request_id
 from eve_runtime.events.turns import TurnWaiting
 from eve_runtime.messages import ToolCall
+from eve_runtime.project.sources import ROOT_NODE_ID
 from eve_runtime.store.base import DeliveryRecord
+from eve_runtime.tasks.delegation import CHILD_PREFIX
 from eve_runtime.tasks.relay import relay_now, report_reply
 
 __all__ = [
@@ -47,6 +50,7 @@ __all__ = [
     "ServeInbox",
     "answer_of",
     "journal_from_events",
+    "session_sandbox",
 ]
 
 
@@ -344,5 +348,18 @@ class CallHost:
         result: dict[str, Any] = received["input"]
         return result
 
+    async def get_sandbox(self) -> Sandbox:
+        return await session_sandbox(self.session)
+
     def _journal_partial(self, output: dict[str, Any]) -> None:
         self.session.emit(ActionPartial(self.at, self.call.name, output))
+
+
+async def session_sandbox(session: Session) -> Sandbox:
+    """The session's sandbox: its own, or (for a child that shares it) its parent's."""
+    record = session.session.agent
+    node_id = record.removeprefix(CHILD_PREFIX) if record.startswith(CHILD_PREFIX) else ROOT_NODE_ID
+    parent = session.state.parent
+    return await session.host.sandboxes.sandbox_for(
+        session.session_id, node_id=node_id, parent_session_id=parent.session_id if parent is not None else None
+    )

@@ -4,13 +4,17 @@ An authored `tools/<name>.py` with a built-in's name replaces it; one holding `d
 removes it; `define_agent(default_tools=False)` drops the optional defaults; and
 `built_in_tools={"allow": [...]}` denies the ones it does not list. `implemented` says whether
 this version of eve for Python can run the tool yet: a tool that cannot run is never offered to
-the model, and info reports it as `unavailable`.
+the model, and info reports it as `unavailable`, with `unavailable` as the reason. The sandbox
+tools and the web tools are implemented in `eve_runtime.sandbox` (their descriptions and input
+schemas come from there: eve's).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from eve_runtime.sandbox import FRAMEWORK_TOOLS, NO_PROVIDER
 
 __all__ = ["BUILTIN_TOOLS", "BuiltinTool", "builtin_tool"]
 
@@ -40,40 +44,22 @@ class BuiltinTool:
     """Present only when the agent has at least one of these."""
     can_disable: bool = True
     implemented: bool = False
+    unavailable: str = "this version of eve for Python does not run it yet"
+    """Why it is not offered when it is not `implemented`."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def _sandboxed(name: str, availability: Availability, **options: Any) -> BuiltinTool:
+    description, schema = FRAMEWORK_TOOLS[name]
+    return BuiltinTool(name, description, schema, availability, **options)
+
+
 BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
-    BuiltinTool(
-        "bash",
-        "Run a shell command in the agent's sandbox and return its output.",
-        _object({"command": _STRING}, ["command"]),
-        "default",
-    ),
-    BuiltinTool(
-        "read_file",
-        "Read a text file from the sandbox workspace.",
-        _object({"path": _STRING}, ["path"]),
-        "default",
-    ),
-    BuiltinTool(
-        "write_file",
-        "Write a text file in the sandbox workspace (read it first when it exists).",
-        _object({"path": _STRING, "content": _STRING}, ["path", "content"]),
-        "default",
-    ),
-    BuiltinTool(
-        "web_fetch",
-        "Fetch a web page and return its text.",
-        _object({"url": _STRING}, ["url"]),
-        "default",
-    ),
-    BuiltinTool(
-        "web_search",
-        "Search the web.",
-        _object({"query": _STRING}, ["query"]),
-        "default",
-    ),
+    _sandboxed("bash", "default", implemented=True),
+    _sandboxed("read_file", "default", implemented=True),
+    _sandboxed("write_file", "default", implemented=True),
+    _sandboxed("web_fetch", "default", implemented=True),
+    _sandboxed("web_search", "default", unavailable=NO_PROVIDER),
     BuiltinTool(
         "agent",
         "Delegate a task to a fresh copy of this agent and get its reply.",
@@ -121,12 +107,8 @@ BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
         ),
         "opt-in",
     ),
-    BuiltinTool(
-        "glob", "List sandbox files matching a glob pattern.", _object({"pattern": _STRING}, ["pattern"]), "opt-in"
-    ),
-    BuiltinTool(
-        "grep", "Search sandbox files for a regular expression.", _object({"pattern": _STRING}, ["pattern"]), "opt-in"
-    ),
+    _sandboxed("glob", "opt-in", implemented=True),
+    _sandboxed("grep", "opt-in", implemented=True),
     BuiltinTool(
         "sleep",
         "Wait for a number of seconds (a new message ends the wait).",

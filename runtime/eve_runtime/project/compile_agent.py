@@ -9,10 +9,12 @@ from typing import Any
 from eve_runtime import diagnostics as dg
 from eve_runtime.authoring.config import DEFAULT_MAX_INPUT_TOKENS_PER_SESSION, DEFAULT_SUBAGENT_TIMEOUT_MS, AgentConfig
 from eve_runtime.authoring.dynamic import DynamicResolver
+from eve_runtime.authoring.sandbox import SandboxConfig
 from eve_runtime.diagnostics import Diagnostic
 from eve_runtime.models.ids import is_test_model
 from eve_runtime.project.compile_channels import compile_channels
 from eve_runtime.project.compile_content import compile_hooks, compile_instructions, compile_schedules
+from eve_runtime.project.compile_sandbox import compile_sandbox
 from eve_runtime.project.compile_skills import compile_skills
 from eve_runtime.project.compose_tools import compose_tools, framework_source, source_info
 from eve_runtime.project.definitions import Found, find_definition
@@ -27,25 +29,37 @@ MODEL_EVENTS = frozenset({"session.started", "turn.started", "step.started"})
 
 
 def compile_agent(
-    sources: AgentSources, loader: ModuleLoader, diagnostics: list[Diagnostic], *, app_root: Path
+    sources: AgentSources,
+    loader: ModuleLoader,
+    diagnostics: list[Diagnostic],
+    *,
+    app_root: Path,
+    parent_sandbox: SandboxConfig | None = None,
 ) -> RuntimeAgent | None:
-    """Compile one agent and its subagents. Returns None when its configuration could not be loaded."""
+    """Compile one agent and its subagents. Returns None when its configuration could not be loaded.
+
+    `parent_sandbox` is the sandbox definition of the agent delegating to this one (None: the root).
+    """
     node_id = sources.node_id
     loaded = _load_config(sources, loader, diagnostics)
     if loaded is None:
         return None
     config, config_source = loaded
     _check_config(sources, config, config_source, diagnostics)
+    skills = compile_skills(sources, loader, diagnostics)
+    sandbox = compile_sandbox(sources, loader, diagnostics, skills=skills.skills, parent=parent_sandbox)
+    sandbox_config = sandbox.config if sandbox is not None else SandboxConfig()
 
     children: dict[str, RuntimeAgent] = {}
     for child_sources in sources.subagents:
-        child = compile_agent(child_sources, loader, diagnostics, app_root=app_root)
+        child = compile_agent(child_sources, loader, diagnostics, app_root=app_root, parent_sandbox=sandbox_config)
         if child is not None:
             children[child.name] = child
 
     instructions, dynamic_instructions, dynamic_manifests = compile_instructions(sources, loader, diagnostics)
-    tools = compose_tools(sources, config, loader, diagnostics, subagent_names=set(children))
-    skills = compile_skills(sources, loader, diagnostics)
+    tools = compose_tools(
+        sources, config, loader, diagnostics, subagent_names=set(children), network=sandbox_config.network
+    )
     hooks, hook_manifests = compile_hooks(sources, loader, diagnostics)
     schedules, schedule_manifests = compile_schedules(sources, loader, diagnostics)
     channels = compile_channels(sources, loader, diagnostics)
@@ -95,6 +109,7 @@ def compile_agent(
         hooks=hook_manifests,
         schedules=schedule_manifests,
         channels=channels.manifests,
+        sandbox=sandbox.manifest if sandbox is not None else None,
         subagents=[child.manifest for child in children.values()],
         shadowed=shadowed,
         disabled=tools.disabled,
@@ -102,7 +117,7 @@ def compile_agent(
     return RuntimeAgent(
         manifest=manifest,
         config=config,
-        tools=tools.tools,
+        tools={**tools.tools, **tools.framework_tools},
         dynamic_instructions=dynamic_instructions,
         dynamic_tools=tools.dynamic,
         skills=skills.skills,
@@ -112,6 +127,8 @@ def compile_agent(
         subagents=children,
         channels=channels.channels,
         eve_channel=channels.eve,
+        sandbox=sandbox.spec if sandbox is not None else None,
+        app_root=app_root,
     )
 
 

@@ -11,6 +11,7 @@ from typing import Any, cast
 from eve_runtime import diagnostics as dg
 from eve_runtime.authoring.config import AgentConfig
 from eve_runtime.authoring.dynamic import DynamicResolver
+from eve_runtime.authoring.sandbox import NetworkPolicy
 from eve_runtime.authoring.schema import FunctionSchema, function_schema
 from eve_runtime.authoring.tools import DisabledTool, ToolOptions, tool_options
 from eve_runtime.diagnostics import Diagnostic
@@ -27,6 +28,7 @@ from eve_runtime.project.manifest import (
 )
 from eve_runtime.project.runtime_agent import RuntimeTool
 from eve_runtime.project.sources import ROOT_NODE_ID, AgentSources, NamedSource
+from eve_runtime.sandbox import FRAMEWORK_TOOLS, framework_function, framework_tool_name
 
 __all__ = ["DYNAMIC_TOOL_EVENTS", "ComposedTools", "compose_tools", "framework_source", "runtime_tool", "source_info"]
 
@@ -68,6 +70,8 @@ class ComposedTools:
     """The outcome of composing one agent's tools."""
 
     tools: dict[str, RuntimeTool] = field(default_factory=dict)
+    framework_tools: dict[str, RuntimeTool] = field(default_factory=dict)
+    """The active framework tools the engine runs like authored ones (`bash`, `read_file`, ...)."""
     dynamic: dict[str, DynamicResolver] = field(default_factory=dict)
     dynamic_manifests: list[DynamicManifest] = field(default_factory=list)
     framework: list[FrameworkToolStatus] = field(default_factory=list)
@@ -84,8 +88,12 @@ def compose_tools(
     diagnostics: list[Diagnostic],
     *,
     subagent_names: set[str],
+    network: NetworkPolicy | None = None,
 ) -> ComposedTools:
-    """Load every tool file of an agent and compose it with the framework tools."""
+    """Load every tool file of an agent and compose it with the framework tools.
+
+    `network` is the agent's sandbox network policy (what `web_fetch` may reach).
+    """
     node_id = sources.node_id
     composed = ComposedTools()
     for named in sources.tools:
@@ -94,7 +102,7 @@ def compose_tools(
             diagnostics.append(module)
             continue
         _compose_file(named, module, composed, diagnostics, node_id=node_id, subagent_names=subagent_names)
-    _compose_framework(sources, config, composed, diagnostics)
+    _compose_framework(sources, config, composed, diagnostics, network or NetworkPolicy())
     return composed
 
 
@@ -195,7 +203,15 @@ def _compose_file(
         )
         return
     source = source_info(node_id, named, export=function.__name__)
-    composed.tools[named.name] = runtime_tool(named.name, function, schema, options, description, source)
+    tool = runtime_tool(named.name, function, schema, options, description, source)
+    if framework_tool_name(function) == named.name:  # an opt-in framework tool turned on: eve's input schema
+        tool = _with_schema(tool, FRAMEWORK_TOOLS[named.name][1])
+    composed.tools[named.name] = tool
+
+
+def _with_schema(tool: RuntimeTool, input_schema: dict[str, Any]) -> RuntimeTool:
+    manifest = tool.manifest.model_copy(update={"input_schema": input_schema})
+    return RuntimeTool(manifest=manifest, function=tool.function, schema=tool.schema, options=tool.options)
 
 
 def runtime_tool(
@@ -279,8 +295,16 @@ def _line_of(function: Callable[..., Any]) -> int | None:
     return code.co_firstlineno if code is not None else None
 
 
+_OPT_IN_EXPORTS = frozenset({"ask_question", "sleep", "glob", "grep"})
+"""The opt-in framework tools `eve_runtime.framework_tools` provides."""
+
+
 def _compose_framework(
-    sources: AgentSources, config: AgentConfig, composed: ComposedTools, diagnostics: list[Diagnostic]
+    sources: AgentSources,
+    config: AgentConfig,
+    composed: ComposedTools,
+    diagnostics: list[Diagnostic],
+    network: NetworkPolicy,
 ) -> None:
     node_id = sources.node_id
     allowed = set(config.built_in_tools.allow) if config.built_in_tools is not None else None
@@ -295,21 +319,31 @@ def _compose_framework(
                 )
             )
     for builtin in BUILTIN_TOOLS:
-        status = _framework_status(builtin, sources, config, composed, allowed)
+        status, reason = _framework_status(builtin, sources, config, composed, allowed)
         slot = f"tools/{builtin.name}.py"
         winner: SourceInfo | None = None
         if status == "replaced":
             tool = composed.tools.get(builtin.name)
             winner = tool.manifest.source if tool is not None else source_info(node_id, logical_path=slot)
+            reason = f"provided by {winner.logical_path}"
         elif status == "disabled":
             winner = composed.disabled_by[builtin.name]
             composed.disabled.append(CompositionEntry(slot=slot, source=winner))
+            reason = f"disabled by {winner.logical_path}"
         if winner is not None:
             composed.shadowed.append(
                 CompositionEntry(slot=slot, source=framework_source(node_id, slot), winning_source_id=winner.source_id)
             )
+        function = framework_function(builtin.name, network) if status == "active" else None
+        if function is not None:
+            schema = function_schema(function)
+            options = tool_options(function) or ToolOptions()
+            tool = runtime_tool(
+                builtin.name, function, schema, options, builtin.description, framework_source(node_id, slot)
+            )
+            composed.framework_tools[builtin.name] = _with_schema(tool, builtin.input_schema)
         composed.framework.append(
-            FrameworkToolStatus(name=builtin.name, status=status, availability=builtin.availability)
+            FrameworkToolStatus(name=builtin.name, status=status, availability=builtin.availability, reason=reason)
         )
 
 
@@ -319,23 +353,29 @@ def _framework_status(
     config: AgentConfig,
     composed: ComposedTools,
     allowed: set[str] | None,
-) -> FrameworkStatus:
+) -> tuple[FrameworkStatus, str | None]:
+    """The tool's status in this agent, and why it is not active."""
+    name = builtin.name
     if builtin.root_only and not sources.is_root:
-        return "not-applicable"
+        return "not-applicable", "only the root agent has it"
     if builtin.needs == "skills" and not sources.skills:
-        return "not-applicable"
+        return "not-applicable", "offered when the agent has skills"
     if builtin.needs == "connections":
-        return "not-applicable"  # connections are not supported yet, so no agent has one
-    if builtin.name in composed.disabled_by:
-        return "disabled"
-    if builtin.name in composed.tools or builtin.name in composed.dynamic:
-        return "replaced"
-    if builtin.availability == "opt-in" or (builtin.optional and not config.default_tools):
-        return "off"
-    if builtin.name == "agent" and not config.tool:
-        return "off"  # on the root, tool=False turns off the built-in agent tool
-    if allowed is not None and builtin.name not in allowed:
-        return "denied-by-policy"
+        return "not-applicable", "offered when the agent has connections"  # not supported yet: no agent has one
+    if name in composed.disabled_by:
+        return "disabled", None
+    if name in composed.tools or name in composed.dynamic:
+        return "replaced", None
+    if builtin.availability == "opt-in":
+        if name in _OPT_IN_EXPORTS:
+            return "off", f"opt-in: add tools/{name}.py holding `from eve_runtime.framework_tools import {name}`"
+        return "off", "opt-in, and this version of eve for Python does not provide it yet"
+    if builtin.optional and not config.default_tools:
+        return "off", "define_agent(default_tools=False) turns the optional framework tools off"
+    if name == "agent" and not config.tool:
+        return "off", "define_agent(tool=False) turns the built-in agent tool off"  # on the root
+    if allowed is not None and name not in allowed:
+        return "denied-by-policy", "built_in_tools does not allow it"
     if not builtin.implemented:
-        return "unavailable"
-    return "active"
+        return "unavailable", builtin.unavailable
+    return "active", None

@@ -19,6 +19,7 @@ from eve_runtime.project.compose_tools import framework_source
 from eve_runtime.project.manifest import AgentManifest, ChannelManifest, DynamicManifest, Manifest, SourceInfo
 from eve_runtime.project.sources import ROOT_NODE_ID
 from eve_runtime.routes import DEFAULT_ROUTES, MESSAGING
+from eve_runtime.sandbox import describe_backend
 
 __all__ = ["INFO_VERSION", "NEXT_FIRES", "agent_info", "cli_info", "next_fire_times"]
 
@@ -106,8 +107,38 @@ def _tools(agent: AgentManifest) -> JSON:
         }
         for tool in agent.tools
     ]
-    framework = [{"name": f.name, "status": f.status, "availability": f.availability} for f in agent.framework_tools]
+    framework = [
+        {
+            "name": f.name,
+            "status": f.status,
+            "availability": f.availability,
+            **({"reason": f.reason} if f.reason else {}),
+        }
+        for f in agent.framework_tools
+    ]
     return {"static": static, "dynamic": [_resolver(r) for r in agent.dynamic_tools], "framework": framework}
+
+
+def _sandbox(agent: AgentManifest) -> JSON | None:
+    """The sandbox as eve describes it (`backendKind`, `hasBootstrap`, `revisionHash`, ...), plus its limits."""
+    sandbox = agent.sandbox
+    if sandbox is None:
+        return None
+    data: JSON = {
+        **_source(sandbox.source),
+        "backendKind": "parent" if sandbox.inherits_parent else sandbox.backend_kind,
+        "hasBootstrap": sandbox.has_bootstrap,
+        "hasOnSession": False,
+        "revisionHash": sandbox.revision_hash,
+        "network": sandbox.network,
+    }
+    if sandbox.description is not None:
+        data["description"] = sandbox.description
+    if not sandbox.inherits_parent:
+        data["limits"] = {"timeoutSeconds": sandbox.timeout_seconds, "maxOutputBytes": sandbox.max_output_bytes}
+        data["environmentKeys"] = sandbox.environment_keys
+        data["workspace"] = {"seedFiles": sandbox.seed_files, "skills": sandbox.skills}
+    return data
 
 
 def _subagent(agent: AgentManifest) -> JSON:
@@ -211,7 +242,7 @@ def agent_info(manifest: Manifest, *, mode: Mode) -> JSON:
         "kernelEffects": [],
         "memories": [],
         "remoteAgents": {"entries": [], "total": 0},
-        "sandbox": None,
+        "sandbox": _sandbox(agent),
         "schedules": [
             {
                 **_source(s.source),
@@ -276,6 +307,12 @@ def cli_info(compiled: CompiledApp, *, now: float | None = None) -> JSON:
     at = time.time() if now is None else now
     for schedule in base.get("schedules", []):
         schedule["nextFireTimes"] = next_fire_times(schedule["cron"], at)
+    spec = compiled.root.sandbox if compiled.root is not None else None
+    if spec is not None and isinstance(base.get("sandbox"), dict):
+        backend, note = describe_backend(spec.config)  # what would run commands on this machine
+        base["sandbox"]["backend"] = backend
+        if note is not None:
+            base["sandbox"]["backendNote"] = note
     base["status"] = manifest.status
     base["messaging"] = dict(MESSAGING)
     base["artifacts"] = {

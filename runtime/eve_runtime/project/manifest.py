@@ -29,6 +29,7 @@ __all__ = [
     "Manifest",
     "ModelManifest",
     "Owner",
+    "SandboxManifest",
     "ScheduleManifest",
     "SkillManifest",
     "SourceInfo",
@@ -121,6 +122,28 @@ class FrameworkToolStatus(_Model):
     """`off`: opt-in and not enabled, or dropped by `default_tools=False`; `unavailable`: this version of eve
     for Python cannot run it yet, so it is not offered."""
     availability: Literal["default", "opt-in"]
+    reason: str | None = None
+    """Why it is not active (None when it is): what turned it off, or what it needs."""
+
+
+class SandboxManifest(_Model):
+    """The agent's sandbox as defined (the framework default when there is no sandbox file)."""
+
+    inherits_parent: bool = False
+    """`define_parent_sandbox()`: the subagent uses the sandbox of the session that delegated to it."""
+    backend_kind: str | None = None
+    description: str | None = None
+    has_bootstrap: bool = False
+    network: str = "deny-all"
+    timeout_seconds: float | None = None
+    max_output_bytes: int | None = None
+    environment_keys: list[str] = Field(default_factory=list)
+    """The names of the variables commands get (never their values)."""
+    seed_files: int = 0
+    skills: list[str] = Field(default_factory=list)
+    """The skills whose files are placed under `$HOME/.agents/skills/`."""
+    revision_hash: str | None = None
+    source: SourceInfo
 
 
 class SkillManifest(_Model):
@@ -210,6 +233,7 @@ class AgentManifest(_Model):
     hooks: list[HookManifest] = Field(default_factory=list)
     schedules: list[ScheduleManifest] = Field(default_factory=list)
     channels: list[ChannelManifest] = Field(default_factory=list)
+    sandbox: SandboxManifest | None = None
     subagents: list[AgentManifest] = Field(default_factory=list)
     shadowed: list[CompositionEntry] = Field(default_factory=list)
     disabled: list[CompositionEntry] = Field(default_factory=list)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from eve_runtime.authoring.channels import Channel, EveChannel
@@ -15,6 +16,7 @@ from eve_runtime.authoring.schema import FunctionSchema
 from eve_runtime.authoring.skills import SkillHandle
 from eve_runtime.authoring.tools import ToolOptions
 from eve_runtime.project.manifest import AgentManifest, SkillManifest, ToolManifest
+from eve_runtime.sandbox.spec import SandboxSpec
 
 __all__ = ["RuntimeAgent", "RuntimeSkill", "RuntimeTool"]
 
@@ -75,6 +77,10 @@ class RuntimeAgent:
     """Custom channels by name (the root agent only)."""
     eve_channel: EveChannel | None = None
     """The authored `channels/eve.py`, replacing the default HTTP channel's auth (or disabling it)."""
+    sandbox: SandboxSpec | None = field(default_factory=SandboxSpec)
+    """What this agent's workspaces are made from; None: it shares its parent's (`define_parent_sandbox()`)."""
+    app_root: Path | None = None
+    """The app's folder (its workspaces live in `.eve/sandboxes/` there); None for agents built in code."""
 
     @property
     def name(self) -> str:

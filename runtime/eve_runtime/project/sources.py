@@ -62,6 +62,10 @@ class AgentSources(BaseModel):
     """`channels/<name>.py` (the root agent only); `channels/eve.py` replaces the default HTTP channel."""
     subagents: list[AgentSources] = Field(default_factory=list)
     has_lib: bool = False
+    sandbox: Source | None = None
+    """`sandbox.py` or `sandbox/sandbox.py`, when authored."""
+    sandbox_workspace: Path | None = None
+    """`sandbox/workspace/`: the seed copied into every new workspace."""
 
     @property
     def is_root(self) -> bool:

@@ -22,6 +22,7 @@ from typing import Any, Literal
 import anyio
 from starlette.requests import ClientDisconnect, Request
 
+from eve_runtime.server.file_parts import file_part
 from eve_runtime.server.responses import ApiError
 
 __all__ = [
@@ -54,7 +55,6 @@ CONTINUATION_TOKEN = "Session-ID routes do not accept 'continuationToken'."
 MESSAGE_EMPTY = "Expected 'message' to be non-empty when provided."
 MESSAGE_TYPE = "Expected 'message' to be a string or an array of text/file parts."
 TEXT_PART_EMPTY = "Expected every text part of 'message' to have a non-empty 'text' string."
-FILE_PARTS = "File and image parts in 'message' are not supported yet: send text parts."
 CONTEXT_TYPE = "Expected 'clientContext' to be a string, string array, or JSON object."
 CONTEXT_ENTRIES = "Expected 'clientContext' array entries to be non-empty strings."
 OUTPUT_SCHEMA = "Expected 'outputSchema' to be a JSON-serializable object."
@@ -238,7 +238,7 @@ def _no_continuation_token(body: Mapping[str, Any]) -> None:
 
 
 def _message(value: Any) -> tuple[str, list[dict[str, Any]]]:
-    """A `message` as flattened text and text parts."""
+    """A `message` as flattened text and its parts (file parts keep their bytes: see `server.file_parts`)."""
     if isinstance(value, str):
         if not value:
             raise _bad(MESSAGE_EMPTY)
@@ -248,17 +248,22 @@ def _message(value: Any) -> tuple[str, list[dict[str, Any]]]:
     if not value:
         raise _bad(MESSAGE_EMPTY)
     parts: list[dict[str, Any]] = []
+    lines: list[str] = []
     for part in value:
         kind = part.get("type") if isinstance(part, dict) else None
         if kind in ("file", "image"):
-            raise ApiError(400, FILE_PARTS, "unsupported_part")
+            kept, line = file_part(part)
+            parts.append(kept)
+            lines.append(line)
+            continue
         if kind != "text":
             raise _bad(MESSAGE_TYPE)
         text = part.get("text")
         if not isinstance(text, str) or not text:
             raise _bad(TEXT_PART_EMPTY)
         parts.append({"text": text, "type": "text"})
-    return "\n".join(p["text"] for p in parts), parts
+        lines.append(text)
+    return "\n".join(lines), parts
 
 
 def _client_context(value: Any) -> Any:

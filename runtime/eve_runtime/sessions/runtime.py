@@ -43,6 +43,7 @@ from eve_runtime.sessions.controls import Acknowledgements, cancel, control, res
 from eve_runtime.sessions.creation import new_record, open_session
 from eve_runtime.sessions.ownership import Ownership
 from eve_runtime.sessions.reader import bind_store, unbind_default
+from eve_runtime.sessions.sandboxes import SessionSandboxes, sandbox_root
 from eve_runtime.sessions.schedules import ScheduleTimer
 from eve_runtime.sessions.timeouts import SessionTimeouts
 from eve_runtime.store.base import (
@@ -106,6 +107,8 @@ class Runtime:
         """The deliveries someone waits for (a reset), resolved once handled."""
         self.ownership = None if self.options.lease_seconds is None else Ownership(self, self.options.lease_seconds)
         """This process's leases, when many processes share the store."""
+        self.sandboxes = SessionSandboxes(self, sandbox_root(agent, self.options.sandbox_root))
+        """The sessions' sandboxes (`ctx.get_sandbox()`), kept in `.eve/sandboxes/` across restarts."""
         self.schedules = ScheduleTimer(self)
         """The app's schedules: fired on the clock under `eve start` (never under `eve dev`), and by hand."""
 
@@ -148,6 +151,7 @@ class Runtime:
         if self.ownership is not None:
             await self.ownership.stop()
         await self.hooks.close(deadline)
+        await self.sandboxes.close()
         unbind_default(self.store)
         self.tool_executor.shutdown(wait=False, cancel_futures=True)
         self.acknowledgements.cancel_all()

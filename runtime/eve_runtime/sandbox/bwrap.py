@@ -1,0 +1,137 @@
+"""The `bwrap` backend: each command in a fresh bubblewrap sandbox.
+
+What a command sees: the system folders (`/usr`, `/etc`, `/opt`, `/var` and the `/bin`-style
+links) and the root itself read-only, a private `/tmp`, `/proc` and `/dev`, the workspace
+read-write at `/workspace`, its home folder read-write at `/home/eve`, and nothing else of the
+machine (not the app, not eve's store). Every namespace is unshared (no network unless the policy allows
+it: then the host's network is shared), all capabilities are dropped, and the environment is
+exactly what eve passes. bubblewrap's PID namespace means that killing it on timeout ends
+every process the command started.
+
+Whether bubblewrap runs here is probed once per process: the package may be missing, or the
+kernel may forbid the namespaces it needs (some containers do); `unavailable()` says which.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from functools import cache
+from pathlib import Path
+
+from eve_runtime.authoring.sandbox_session import WORKSPACE, CommandRequest, CommandResult, WorkspaceLayout
+from eve_runtime.sandbox.process import run_process
+
+__all__ = ["BWRAP_HOME", "BwrapBackend", "bwrap_argv", "bwrap_unavailable"]
+
+BWRAP_HOME = "/home/eve"
+"""`$HOME` inside the sandbox."""
+SYSTEM_DIRECTORIES = ("/usr", "/etc", "/opt", "/var", "/srv")
+"""Bound read-only when they exist (other top-level folders, `/root` and `/home` included, are not)."""
+SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+"""Recreated as the same links (a merged-`/usr` system), or bound read-only when they are folders."""
+
+
+def _system_arguments() -> list[str]:
+    arguments: list[str] = []
+    for directory in SYSTEM_DIRECTORIES:
+        if os.path.isdir(directory) and not os.path.islink(directory):
+            arguments += ["--ro-bind", directory, directory]
+    for link in SYSTEM_LINKS:
+        if os.path.islink(link):
+            arguments += ["--symlink", os.readlink(link), link]
+        elif os.path.isdir(link):
+            arguments += ["--ro-bind", link, link]
+    return arguments
+
+
+def bwrap_argv(executable: str, layout: WorkspaceLayout, request: CommandRequest) -> list[str]:
+    """The bubblewrap command line that runs `request` in `layout`."""
+    arguments = [
+        executable,
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-all",
+        *(["--share-net"] if request.network else []),
+        "--cap-drop",
+        "ALL",
+        "--hostname",
+        "sandbox",
+        *_system_arguments(),
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+        "--bind",
+        str(layout.workspace_dir),
+        layout.workspace,
+        "--bind",
+        str(layout.home_dir),
+        layout.home,
+        "--remount-ro",
+        "/",
+        "--chdir",
+        request.cwd,
+        "--clearenv",
+    ]
+    for key, value in request.env.items():
+        arguments += ["--setenv", key, value]
+    return [*arguments, "--", "/bin/bash", "-c", request.command]
+
+
+@cache
+def _probe(executable: str) -> str | None:
+    try:
+        completed = subprocess.run(
+            [executable, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--", "/bin/true"],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bubblewrap could not be started ({exc})"
+    if completed.returncode != 0:
+        detail = completed.stderr.decode("utf-8", errors="replace").strip() or f"exit code {completed.returncode}"
+        return (
+            f"the kernel forbids the namespaces bubblewrap needs ({detail}); allow unprivileged user namespaces "
+            "(sysctl kernel.unprivileged_userns_clone=1) or run with more privileges, or use backend='local'"
+        )
+    return None
+
+
+def bwrap_unavailable(executable: str | None = None) -> str | None:
+    """None when bubblewrap runs here; else why not (not installed, or namespaces forbidden)."""
+    found = executable or shutil.which("bwrap")
+    if found is None:
+        return "bubblewrap is not installed (apt-get install bubblewrap, or dnf install bubblewrap)"
+    return _probe(found)
+
+
+class BwrapBackend:
+    """Commands in bubblewrap: no network by default, the system read-only, only the workspace writable."""
+
+    name = "bwrap"
+    isolated = True
+
+    def __init__(self, executable: str | None = None) -> None:
+        self.executable = executable
+
+    def unavailable(self) -> str | None:
+        return bwrap_unavailable(self.executable)
+
+    async def run(self, layout: WorkspaceLayout, request: CommandRequest) -> CommandResult:
+        executable = self.executable or shutil.which("bwrap") or "bwrap"
+        return await run_process(
+            bwrap_argv(executable, layout, request),
+            cwd=layout.workspace_dir,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            timeout=request.timeout,
+            max_output_bytes=request.max_output_bytes,
+        )
+
+    def layout(self, workspace_dir: Path, home_dir: Path) -> WorkspaceLayout:
+        """Where a workspace's folders appear inside bubblewrap."""
+        return WorkspaceLayout(workspace_dir=workspace_dir, home_dir=home_dir, home=BWRAP_HOME, workspace=WORKSPACE)

@@ -1,0 +1,251 @@
+"""The framework's opt-in `glob` and `grep` tools (turned on by `from eve_runtime.framework_tools import glob`).
+
+`glob {"pattern", "path"?, "limit"?}` returns `{"content", "count", "path", "truncated"}`: the
+matching files, one absolute path a line, sorted, 100 by default (at most 1000).
+
+`grep {"pattern", "path"?, "glob"?, "ignoreCase"?, "literal"?, "context"?, "limit"?}` returns
+`{"content", "matchCount", "path", "truncated"}`: `path:line:text` for each matching line and
+`path-line-text` for context lines, groups separated by `--`, at most `limit` matches (100) per
+file. Binary files are skipped. The regular expressions are Python's (close to ripgrep's).
+
+Both search `/workspace` unless `path` names another folder (or, for grep, a file) of the
+sandbox, and read the workspace's files where they are on this machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from eve_runtime.authoring.context import ToolContext
+from eve_runtime.authoring.sandbox_session import Sandbox, SandboxError
+from eve_runtime.authoring.tools import tool
+from eve_runtime.sandbox.globbing import GlobPattern, walk_files
+from eve_runtime.sandbox.truncate import MAX_OUTPUT_BYTES, cap_line
+
+__all__ = ["GLOB_INPUT_SCHEMA", "GREP_INPUT_SCHEMA", "glob", "grep"]
+
+_MAX_FILE_BYTES = 20 * 1024 * 1024
+_PATH_HELP = "Defaults to /workspace. Must be an absolute path or begin with $HOME/. Omit to use the default."
+
+GLOB_DESCRIPTION = "\n".join(
+    [
+        "Fast file pattern matching tool that works with any codebase size.",
+        "",
+        "Usage:",
+        '- Supports glob patterns like "**/*.js" or "src/**/*.ts".',
+        "- Returns matching file paths.",
+        "- Call this tool in parallel when you know there are multiple patterns to search for.",
+    ]
+)
+GREP_DESCRIPTION = "\n".join(
+    [
+        "Fast content search tool that works with any codebase size.",
+        "",
+        "Usage:",
+        "- Searches file contents using regular expressions.",
+        '- Filter files by pattern with the glob parameter (e.g. "*.js", "*.{ts,tsx}").',
+        "- Returns matching lines with file paths and line numbers.",
+        "- Any line longer than 2000 characters is truncated.",
+    ]
+)
+GLOB_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 1000,
+            "description": "Maximum number of results to return. Defaults to 100.",
+        },
+        "path": {"type": "string", "description": f"The directory to search in. {_PATH_HELP}"},
+        "pattern": {
+            "type": "string",
+            "description": 'The glob pattern to match files against (e.g. "**/*.ts", "src/**/*.js").',
+        },
+    },
+    "required": ["pattern"],
+    "additionalProperties": False,
+}
+GREP_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "context": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Number of surrounding context lines to include before and after each match. Defaults to 0.",
+        },
+        "glob": {"type": "string", "description": 'Filter files by glob pattern (e.g. "*.ts", "*.{ts,tsx}").'},
+        "ignoreCase": {"type": "boolean", "description": "Perform case-insensitive search. Defaults to false."},
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 1000,
+            "description": "Maximum number of matches to return per file. Defaults to 100.",
+        },
+        "literal": {
+            "type": "boolean",
+            "description": "Treat the pattern as a literal string instead of a regular expression. Defaults to false.",
+        },
+        "path": {"type": "string", "description": f"The directory or file to search in. {_PATH_HELP}"},
+        "pattern": {
+            "type": "string",
+            "description": "The regex pattern to search for in file contents "
+            '(e.g. "log.*Error", "function\\\\s+\\\\w+").',
+        },
+    },
+    "required": ["pattern"],
+    "additionalProperties": False,
+}
+
+
+def _root(sandbox: Sandbox, path: str | None) -> tuple[str, Path]:
+    display = sandbox.resolve_path(path or "/workspace")
+    local = sandbox.local_path(display)
+    if local is None:
+        raise SandboxError("this sandbox's files are not on this machine, so glob and grep cannot search them")
+    if not local.exists():
+        raise FileNotFoundError(f"{display} does not exist")
+    return display, local
+
+
+def _glob(display: str, local: Path, pattern: str, limit: int) -> dict[str, Any]:
+    if not local.is_dir():
+        raise NotADirectoryError(f"{display} is not a folder")
+    matcher = GlobPattern(pattern)
+    found: list[str] = []
+    size = 0
+    truncated = False
+    for relative, _ in walk_files(local):
+        if not matcher.matches(relative):
+            continue
+        line = f"{display}/{relative}"
+        if len(found) >= limit or (size + len(line) + 1 > MAX_OUTPUT_BYTES and found):
+            truncated = True
+            break
+        found.append(line)
+        size += len(line) + 1
+    if not found:
+        return {"content": "No files found", "count": 0, "path": display, "truncated": False}
+    lines = list(found)
+    if truncated:
+        lines += [
+            "",
+            f"(Results truncated: showing first {len(found)} results out of more. "
+            "Use a more specific path or pattern to narrow results.)",
+        ]
+    return {"content": "\n".join(lines), "count": len(found), "path": display, "truncated": truncated}
+
+
+@tool(description=GLOB_DESCRIPTION)
+async def glob(
+    pattern: Annotated[
+        str, Field(description='The glob pattern to match files against (e.g. "**/*.ts", "src/**/*.js").')
+    ],
+    ctx: ToolContext,
+    path: Annotated[str | None, Field(description=f"The directory to search in. {_PATH_HELP}")] = None,
+    limit: Annotated[
+        int | None, Field(ge=1, le=1000, description="Maximum number of results to return. Defaults to 100.")
+    ] = None,
+) -> dict[str, Any]:
+    """Find sandbox files by glob pattern."""
+    display, local = _root(await ctx.get_sandbox(), path)
+    return await asyncio.to_thread(_glob, display, local, pattern, limit or 100)
+
+
+class _Output:
+    """Lines up to the 50 KiB budget."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.size = 0
+        self.full = False
+
+    def add(self, line: str) -> bool:
+        cost = len(line.encode("utf-8")) + 1
+        if self.size + cost > MAX_OUTPUT_BYTES and self.lines:
+            self.full = True
+            return False
+        self.lines.append(line)
+        self.size += cost
+        return True
+
+
+def _file_lines(file: Path) -> list[str] | None:
+    """A text file's lines; None for a binary, unreadable or huge file (skipped, as ripgrep does)."""
+    try:
+        if file.stat().st_size > _MAX_FILE_BYTES:
+            return None
+        data = file.read_bytes()
+    except OSError:
+        return None
+    if b"\0" in data[:8192]:
+        return None
+    return data.decode("utf-8", errors="replace").splitlines()
+
+
+def _grep(
+    display: str, local: Path, regex: re.Pattern[str], file_glob: str | None, context: int, limit: int
+) -> dict[str, Any]:
+    matcher = GlobPattern(file_glob) if file_glob else None
+    single = local.is_file()
+    out = _Output()
+    matches = 0
+    by_limit = False
+    for relative, file in walk_files(local):
+        if out.full:
+            break
+        if matcher is not None and not matcher.matches(relative):
+            continue
+        lines = _file_lines(file)
+        if lines is None:
+            continue
+        hits = [i for i, line in enumerate(lines) if regex.search(line)][:limit]
+        if not hits:
+            continue
+        by_limit = by_limit or len(hits) >= limit
+        matches += len(hits)
+        name = display if single else f"{display}/{relative}"
+        hit_set = set(hits)
+        shown = sorted({j for i in hits for j in range(max(0, i - context), min(len(lines), i + context + 1))})
+        previous: int | None = None
+        for j in shown:
+            if context and previous is not None and j != previous + 1 and not out.add("--"):
+                break
+            mark = ":" if j in hit_set else "-"
+            if not out.add(f"{name}{mark}{j + 1}{mark}{cap_line(lines[j])}"):
+                break
+            previous = j
+    if not out.lines:
+        return {"content": "No matches found", "matchCount": 0, "path": display, "truncated": False}
+    notices = []
+    if by_limit:
+        notices.append(f"Match limit reached ({limit}). Use a larger limit or more specific pattern.")
+    if out.full:
+        notices.append("Output truncated due to size. Use a more specific path or pattern.")
+    content = "\n".join(out.lines) + (f"\n\n[{' '.join(notices)}]" if notices else "")
+    return {"content": content, "matchCount": matches, "path": display, "truncated": bool(notices)}
+
+
+@tool(description=GREP_DESCRIPTION)
+async def grep(
+    pattern: Annotated[str, Field(description="The regex pattern to search for in file contents.")],
+    ctx: ToolContext,
+    path: Annotated[str | None, Field(description=f"The directory or file to search in. {_PATH_HELP}")] = None,
+    glob: Annotated[str | None, Field(description="Filter files by glob pattern.")] = None,
+    ignoreCase: Annotated[bool | None, Field(description="Perform case-insensitive search.")] = None,
+    literal: Annotated[bool | None, Field(description="Treat the pattern as a literal string.")] = None,
+    context: Annotated[int | None, Field(ge=0, description="Context lines before and after each match.")] = None,
+    limit: Annotated[int | None, Field(ge=1, le=1000, description="Maximum number of matches per file.")] = None,
+) -> dict[str, Any]:
+    """Search sandbox file contents with a regular expression."""
+    try:
+        regex = re.compile(re.escape(pattern) if literal else pattern, re.IGNORECASE if ignoreCase else 0)
+    except re.error as exc:
+        raise ValueError(f"grep: {pattern!r} is not a valid regular expression: {exc}") from None
+    display, local = _root(await ctx.get_sandbox(), path)
+    return await asyncio.to_thread(_grep, display, local, regex, glob, context or 0, limit or 100)
