@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP) ## Create .venv and install eve (editable) with the dev and postgres extras
 
-demo: $(STAMP) ## Scaffold an example agent in .eve/demo and run a real session end to end (offline test model)
+demo: $(STAMP) bubblewrap ## Scaffold an example agent in .eve/demo and run a real session end to end (offline test model)
 	$(BIN)/python scripts/demo.py
 
 test: $(STAMP) bubblewrap ## Run the test suite (offline; uses PostgreSQL at 127.0.0.1:5432 when present)

@@ -10,6 +10,9 @@
    and the approval sent after the restart runs the tool once.
 6. A subagent: the `forecaster` subagent works in a child session of its own; its reply
    settles the task.
+7. A skill and the sandbox: the model loads the `plan_a_day` skill, then runs `bash` in the
+   session's sandbox (bubblewrap where it runs) to write a file in `/workspace`; the file
+   survives another SIGKILL and `read_file` reads it back after the restart.
 
 Run: `make demo` (or `.venv/bin/python scripts/demo.py`).
 """
@@ -92,6 +95,13 @@ def restart(server: subprocess.Popen[str]) -> tuple[subprocess.Popen[str], str]:
     return start_server()
 
 
+def call(client: httpx.Client, session: str, tool: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    """Make the `test` model call a tool, and follow the turn to its end."""
+    before = len(events(client, session))
+    client.post(f"/eve/v1/session/{session}", json={"message": f"/call {tool} {json.dumps(arguments)}"})
+    return follow_to_reply(client, session, before)
+
+
 def reply(seen: list[dict[str, Any]]) -> str:
     done = [e for e in seen if e["type"] == "message.completed" and e["data"]["finishReason"] != "tool-calls"]
     return str(done[-1]["data"]["message"]) if done else ""
@@ -152,6 +162,20 @@ def main() -> None:
             child = next(e["data"] for e in seen if e["type"] == "agent.started")
             settled = next(e["data"] for e in seen if e["type"] == "task.settled")
             print(f"   child session {child['sessionId']} ({child['streamPath']}) replied: {settled['output']}")
+
+            print("7. A skill and the sandbox")
+            seen = call(client, session, "load_skill", {"skill": "plan_a_day"})
+            loaded = next(e["data"]["result"] for e in seen if e["type"] == "action.result")
+            print(f"   load_skill ({loaded['kind']}, {loaded['name']}): {str(loaded['output']).splitlines()[0]}")
+            command = "echo 'umbrella, boots' > /workspace/packing.txt && wc -c < /workspace/packing.txt"
+            seen = call(client, session, "bash", {"command": command})
+            ran = next(e["data"]["result"]["output"] for e in seen if e["type"] == "action.result")
+            print(f"   bash {command!r}: exit {ran['exitCode']}, stdout {ran['stdout'].strip()!r}")
+            server, url = restart(server)
+        with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
+            seen = call(client, session, "read_file", {"filePath": "/workspace/packing.txt"})
+            read = next(e["data"]["result"]["output"] for e in seen if e["type"] == "action.result")
+            print(f"   read_file after the restart: {read['content'].strip()!r}")
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
