@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
 
 from eve_runtime.authoring.skills import SkillHandle
-from eve_runtime.checkpoint import SessionState
+
+if TYPE_CHECKING:  # only for annotations: importing eve_runtime stays light
+    from eve_runtime.checkpoint import SessionState
 
 if TYPE_CHECKING:
     from eve_runtime.authoring.sandbox_session import Sandbox

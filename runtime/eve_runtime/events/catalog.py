@@ -12,9 +12,11 @@ Most events say where in the session they happened: a turn ([`TurnAt`]), a step 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
-from eve_runtime.checkpoint import TurnState
+if TYPE_CHECKING:  # only for annotations: importing eve_runtime stays light
+    from eve_runtime.checkpoint import TurnState
+
 
 __all__ = [
     "DELTA_FIELDS",
