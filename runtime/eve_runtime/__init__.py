@@ -11,8 +11,19 @@ from __future__ import annotations
 
 from eve_runtime import sessions
 from eve_runtime._version import __version__
+from eve_runtime.authoring.approval import always, auto, never, once
 from eve_runtime.authoring.channels import Channel, define_channel
 from eve_runtime.authoring.config import AgentConfig, define_agent
+from eve_runtime.authoring.connections import (
+    AuthContext,
+    ConnectionAuth,
+    McpClientConnection,
+    OpenApiConnection,
+    connection_auth,
+    define_mcp_client_connection,
+    define_openapi_connection,
+    env,
+)
 from eve_runtime.authoring.context import ToolContext
 from eve_runtime.authoring.dynamic import DynamicResolver, define_dynamic
 from eve_runtime.authoring.hooks import Hook, HookContext, define_hook
@@ -28,9 +39,11 @@ from eve_runtime.events.transcript import TranscriptMessage, transcript_of
 
 __all__ = [
     "AgentConfig",
+    "AuthContext",
     "Channel",
     "CommandResult",
     "CompileError",
+    "ConnectionAuth",
     "DefinitionError",
     "DisabledTool",
     "DynamicResolver",
@@ -38,6 +51,8 @@ __all__ = [
     "Hook",
     "HookContext",
     "Instructions",
+    "McpClientConnection",
+    "OpenApiConnection",
     "ParentSandbox",
     "Sandbox",
     "SandboxBackend",
@@ -53,17 +68,25 @@ __all__ = [
     "TranscriptMessage",
     "UserError",
     "__version__",
+    "always",
+    "auto",
+    "connection_auth",
     "define_agent",
     "define_channel",
     "define_dynamic",
     "define_hook",
     "define_instructions",
+    "define_mcp_client_connection",
+    "define_openapi_connection",
     "define_parent_sandbox",
     "define_sandbox",
     "define_schedule",
     "define_skill",
     "define_state",
     "disable_tool",
+    "env",
+    "never",
+    "once",
     "sessions",
     "tool",
     "transcript_of",

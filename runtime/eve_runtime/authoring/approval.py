@@ -5,7 +5,8 @@ function called with an [`ApprovalCheck`][eve_runtime.authoring.approval.Approva
 returning `True`/`"user-approval"` (ask), `False`/`"not-applicable"` (run), `"approved"` (run
 without asking), `"denied"` (refuse without asking), or an
 [`ApprovalDecision`][eve_runtime.authoring.approval.ApprovalDecision] with a reason. `always()`, `never()`
-and `once()` (ask the first time a session calls the tool, then allow) are ready-made policies.
+`once()` (ask the first time a session calls the tool, then allow) and `auto()` (ask unless the tool
+says it only reads: an MCP tool's `readOnlyHint`, an OpenAPI `GET`) are ready-made policies.
 The requests a person then answers are shaped in `eve_runtime.events.requests`.
 """
 
@@ -16,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["ApprovalCheck", "ApprovalDecision", "Decision", "always", "decide", "never", "once"]
+__all__ = ["ApprovalCheck", "ApprovalDecision", "Decision", "always", "auto", "decide", "never", "once"]
 
 Decision = Literal["user-approval", "not-applicable", "approved", "denied"]
 
@@ -31,6 +32,9 @@ class ApprovalCheck:
     session_id: str
     approved_tools: frozenset[str]
     """Tools a person already approved in this session (what `once()` looks at)."""
+    read_only: bool = False
+    """The tool says it changes nothing (what `auto()` looks at): an MCP tool annotated `readOnlyHint`,
+    an OpenAPI operation with a safe method (`GET`, `HEAD`, `OPTIONS`). Authored tools never say so."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,11 @@ def never() -> _Policy:
 def once() -> _Policy:
     """Ask the first time a session calls the tool; once a person approved it, allow later calls."""
     return _Policy("once", lambda check: check.tool_name not in check.approved_tools)
+
+
+def auto() -> _Policy:
+    """Ask before a call unless the tool says it only reads (see `ApprovalCheck.read_only`)."""
+    return _Policy("auto", lambda check: not check.read_only)
 
 
 async def decide(policy: object, check: ApprovalCheck) -> tuple[Decision, str | None]:

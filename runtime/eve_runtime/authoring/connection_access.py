@@ -1,0 +1,82 @@
+"""The port through which sessions reach their agent's connections (the runtime provides it).
+
+The engine never imports `eve_runtime.connections`: it asks this Protocol for a connection's
+tools, for whether a call needs someone to sign in first, and to make a call. The runtime's
+`ConnectionManager` implements it and keeps the live MCP sessions, the parsed OpenAPI documents
+and the tokens people supplied (in memory only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from eve_runtime.authoring.connections import AuthContext, ConnectionDefinition
+
+__all__ = ["ConnectionAccess", "ConnectionCallError", "ConnectionToolInfo", "SignIn"]
+
+SEPARATOR = "__"
+"""Between a connection's name and its tool's name in what the model calls (`linear__create_issue`)."""
+
+
+@dataclass(frozen=True)
+class ConnectionToolInfo:
+    """One tool of a connection, as the model may be offered it."""
+
+    connection: str
+    name: str
+    """The server's own name for it (an MCP tool name, an OpenAPI `operationId`)."""
+    description: str
+    input_schema: Mapping[str, Any] = field(default_factory=dict)
+    read_only: bool = False
+    """Declared as changing nothing (MCP `readOnlyHint`, an OpenAPI safe method): what `auto()` reads."""
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.connection}{SEPARATOR}{self.name}"
+
+
+@dataclass(frozen=True)
+class SignIn:
+    """A connection needs a token before its calls can go out (what `authorization.required` shows)."""
+
+    connection: str
+    description: str
+    url: str | None = None
+    instructions: str = ""
+
+
+class ConnectionCallError(Exception):
+    """A connection could not be used: `code` is stable (`CONNECTION_UNAVAILABLE`, `MCP_ERROR`, ...)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class ConnectionAccess(Protocol):
+    """What the engine needs of the runtime's connections."""
+
+    async def list_tools(
+        self, name: str, definition: ConnectionDefinition, caller: AuthContext
+    ) -> list[ConnectionToolInfo]:
+        """The connection's tools after its filter (listed at first need, cached until they change).
+
+        Raises `ConnectionCallError` when the server cannot be reached.
+        """
+        ...
+
+    async def sign_in_needed(self, name: str, definition: ConnectionDefinition, caller: AuthContext) -> SignIn | None:
+        """None when a call can go out now (no auth, or a token is at hand); else what to ask for."""
+        ...
+
+    async def call(
+        self, name: str, definition: ConnectionDefinition, tool: str, arguments: Mapping[str, Any], caller: AuthContext
+    ) -> Any:
+        """Make one call; its JSON result (`{"code", "message"}` for a failure the tool reported).
+
+        Raises `ConnectionCallError` when the call could not be made.
+        """
+        ...
