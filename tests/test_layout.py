@@ -30,14 +30,17 @@ ALLOWED: dict[str, frozenset[str]] = {
     "events": frozenset({"basics", "models"}),
     "authoring": frozenset({"basics", "events", "models"}),
     "sandbox": frozenset({"basics", "authoring"}),
+    "connections": frozenset({"basics", "authoring"}),
     "project": frozenset({"basics", "authoring", "events", "models", "sandbox"}),
     "tasks": frozenset({"basics", "authoring", "events", "models", "project", "store"}),
     "engine": frozenset({"basics", "authoring", "events", "models", "project", "store", "tasks"}),
     "sessions": frozenset(
-        {"basics", "authoring", "events", "models", "project", "store", "tasks", "engine", "sandbox"}
+        {"basics", "authoring", "events", "models", "project", "store", "tasks", "engine", "sandbox", "connections"}
     ),
     "server": frozenset({"basics", "authoring", "events", "models", "project", "store", "engine", "sessions"}),
-    "serving": frozenset({"basics", "authoring", "events", "models", "project", "store", "sessions", "server"}),
+    "serving": frozenset(
+        {"basics", "authoring", "events", "models", "project", "store", "sessions", "server", "connections"}
+    ),
     "client": frozenset({"basics", "events"}),
     "api": frozenset({"basics", "authoring", "events", "sessions", "sandbox"}),
 }
@@ -59,6 +62,7 @@ CLI_ALLOWED = frozenset(
         "eve_runtime.serving.serve",
         "eve_runtime.serving.dev_server",
         "eve_runtime.serving.fire",
+        "eve_runtime.serving.connection_check",
     }
 )
 """What `eve_cli` may import: the public API and the service entry points. The CLI stays thin."""

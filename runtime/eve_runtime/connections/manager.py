@@ -1,0 +1,205 @@
+"""The runtime's connections: live MCP links, parsed OpenAPI documents, tool lists and tokens.
+
+One `ConnectionManager` per process implements the `ConnectionAccess` port. A connection's
+tools are listed at its first need and cached; an MCP server's `notifications/tools/list_changed`
+drops the cache, so the next need lists them again. Links are keyed by the definition and the
+credential in use, so two principals with their own tokens never share a session. Tokens people
+supply (`supply_token`) are kept in memory only: they are never written to the store, and a
+restarted server asks for them again. `close()` stops every link (stdio servers included).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from eve_runtime.authoring.connection_access import ConnectionCallError, ConnectionToolInfo, SignIn
+from eve_runtime.authoring.connections import (
+    AuthContext,
+    ConnectionAuth,
+    ConnectionDefinition,
+    EnvValue,
+    McpClientConnection,
+    OpenApiConnection,
+    resolve_values,
+)
+from eve_runtime.connections.mcp_link import LinkError, McpLink
+from eve_runtime.connections.openapi import OpenApiDocument, call_operation, load_document
+from eve_runtime.connections.results import tool_output
+
+__all__ = ["ConnectionManager"]
+
+_Key = tuple[str, int, str]
+
+
+def _owner_key(auth: ConnectionAuth, caller: AuthContext) -> str:
+    return (caller.principal_id or "") if auth.credential_owner == "user" else ""
+
+
+class ConnectionManager:
+    """Every connection of the process's sessions (see the module docstring)."""
+
+    def __init__(self, *, cwd: Path | None = None) -> None:
+        self.cwd = cwd
+        self._links: dict[_Key, McpLink] = {}
+        self._keep: dict[int, ConnectionDefinition] = {}
+        self._tools: dict[_Key, list[ConnectionToolInfo]] = {}
+        self._documents: dict[int, OpenApiDocument] = {}
+        self._tokens: dict[tuple[str, str], str] = {}
+        self._listing: dict[_Key, asyncio.Lock] = {}
+
+    # -- tokens ------------------------------------------------------------------------------
+
+    def supply_token(self, connection: str, token: str, *, principal_id: str | None = None) -> None:
+        """Keep a token for a connection (for one principal when its credentials are the user's)."""
+        self._tokens[(connection, principal_id or "")] = token
+
+    def forget_token(self, connection: str, *, principal_id: str | None = None) -> None:
+        """Drop a supplied token (a 401 from the server, or a sign-out)."""
+        self._tokens.pop((connection, principal_id or ""), None)
+
+    async def _token(self, name: str, auth: ConnectionAuth, caller: AuthContext) -> str | None:
+        if auth.get_token is not None:
+            value: Any = auth.get_token(caller)
+            if inspect.isawaitable(value):
+                value = await value
+            if isinstance(value, Mapping):
+                value = value.get("token")
+            if isinstance(value, str) and value:
+                return value
+        if auth.token_env:
+            found = EnvValue(auth.token_env).resolve()
+            if found:
+                return found
+        return self._tokens.get((name, _owner_key(auth, caller)))
+
+    async def sign_in_needed(self, name: str, definition: ConnectionDefinition, caller: AuthContext) -> SignIn | None:
+        auth = definition.auth
+        if auth is None or await self._token(name, auth, caller) is not None:
+            return None
+        ways = []
+        if auth.token_env:
+            ways.append(f"set the environment variable {auth.token_env}")
+        ways.append(f"POST a token to /eve/v1/connections/{name}/token")
+        instructions = auth.instructions or f"Connection {name!r} needs a token: " + ", or ".join(ways) + "."
+        return SignIn(
+            connection=name, description=definition.description, url=auth.sign_in_url, instructions=instructions
+        )
+
+    async def _headers(
+        self, name: str, definition: ConnectionDefinition, caller: AuthContext
+    ) -> tuple[dict[str, str], str]:
+        headers = definition.resolved_headers()
+        auth = definition.auth
+        if auth is None:
+            return headers, ""
+        token = await self._token(name, auth, caller)
+        if token is None:
+            raise ConnectionCallError(
+                "AUTHORIZATION_REQUIRED", f"connection {name!r} has no token: someone must sign in first"
+            )
+        headers[auth.header] = f"{auth.scheme} {token}".strip()
+        return headers, token
+
+    # -- MCP -----------------------------------------------------------------------------------
+
+    async def _link(self, name: str, definition: McpClientConnection, caller: AuthContext) -> tuple[_Key, McpLink]:
+        headers, token = await self._headers(name, definition, caller)
+        key = (name, id(definition), token)
+        link = self._links.get(key)
+        if link is None:
+            environment = resolve_values(definition.env)
+            link = McpLink(
+                definition,
+                headers=headers,
+                environment=environment,
+                cwd=definition.cwd or (str(self.cwd) if self.cwd else None),
+                on_tools_changed=lambda: self._forget(key),
+            )
+            self._links[key] = link
+            self._keep[id(definition)] = definition
+        return key, link
+
+    def _forget(self, key: _Key) -> None:
+        self._tools.pop(key, None)
+
+    async def list_tools(
+        self, name: str, definition: ConnectionDefinition, caller: AuthContext
+    ) -> list[ConnectionToolInfo]:
+        if isinstance(definition, OpenApiConnection):
+            document = await self._document(name, definition)
+            return [op.tool for op in document.operations.values() if definition.tools.admits(op.tool.name)]
+        key, link = await self._link(name, definition, caller)
+        cached = self._tools.get(key)
+        if cached is not None:
+            return cached
+        lock = self._listing.setdefault(key, asyncio.Lock())
+        async with lock:
+            cached = self._tools.get(key)
+            if cached is not None:
+                return cached
+            try:
+                listed = await link.list_tools()
+            except LinkError as exc:
+                raise ConnectionCallError("CONNECTION_UNAVAILABLE", f"connection {name!r}: {exc}") from None
+            tools = [
+                ConnectionToolInfo(
+                    connection=name,
+                    name=tool.name,
+                    description=tool.description or tool.title or tool.name,
+                    input_schema=tool.inputSchema or {"type": "object", "properties": {}},
+                    read_only=bool(tool.annotations and tool.annotations.readOnlyHint),
+                )
+                for tool in listed
+                if definition.tools.admits(tool.name)
+            ]
+            self._tools[key] = tools
+            return tools
+
+    # -- OpenAPI -------------------------------------------------------------------------------
+
+    async def _document(self, name: str, definition: OpenApiConnection) -> OpenApiDocument:
+        document = self._documents.get(id(definition))
+        if document is None:
+            document = await load_document(name, definition)
+            self._documents[id(definition)] = document
+            self._keep[id(definition)] = definition
+        return document
+
+    # -- calls ---------------------------------------------------------------------------------
+
+    async def call(
+        self, name: str, definition: ConnectionDefinition, tool: str, arguments: Mapping[str, Any], caller: AuthContext
+    ) -> Any:
+        if not definition.tools.admits(tool):
+            raise ConnectionCallError("UNKNOWN_TOOL", f"connection {name!r} does not offer a tool named {tool!r}")
+        if isinstance(definition, OpenApiConnection):
+            document = await self._document(name, definition)
+            operation = document.operations.get(tool)
+            if operation is None:
+                raise ConnectionCallError("UNKNOWN_TOOL", f"connection {name!r} has no operation {tool!r}")
+            headers, _token = await self._headers(name, definition, caller)
+            return await call_operation(document, definition, operation, arguments, headers)
+        _key, link = await self._link(name, definition, caller)
+        try:
+            result = await link.call_tool(tool, dict(arguments))
+        except LinkError as exc:
+            code = "CONNECTION_INTERRUPTED" if exc.delivered else "CONNECTION_UNAVAILABLE"
+            raise ConnectionCallError(code, f"connection {name!r}: {exc}") from None
+        except Exception as exc:  # an MCP error response (unknown tool, invalid params)
+            error = getattr(exc, "error", None)
+            message = getattr(error, "message", None) or str(exc) or type(exc).__name__
+            return {"code": "MCP_ERROR", "message": f"Tool call failed: {message}"}
+        return tool_output(result)
+
+    async def close(self) -> None:
+        """Close every link (stdio servers stop) and forget the cached lists."""
+        links = list(self._links.values())
+        self._links.clear()
+        self._tools.clear()
+        self._documents.clear()
+        self._keep.clear()
+        await asyncio.gather(*(link.close() for link in links), return_exceptions=True)

@@ -1,0 +1,99 @@
+"""Real servers for the connection tests: the FastMCP fixture over HTTP (a subprocess), and the OpenAPI service."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import uvicorn
+
+from tests.fixtures.openapi_service import create_app
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_server.py"
+STDIO_COMMAND = [sys.executable, str(FIXTURE), "stdio"]
+
+
+class McpHttpServer:
+    """`mcp_server.py http` in a subprocess; `restart()` brings it back on the same port."""
+
+    def __init__(self, folder: Path, *, token: str | None = None, call_log: Path | None = None) -> None:
+        self.folder = folder
+        self.token = token
+        self.call_log = call_log
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def start(self) -> McpHttpServer:
+        port_file = self.folder / f"mcp-port-{time.monotonic_ns()}"
+        environment = dict(os.environ, MCP_PORT=str(self.port))
+        if self.token:
+            environment["MCP_TOKEN"] = self.token
+        if self.call_log:
+            environment["MCP_CALL_LOG"] = str(self.call_log)
+        self.process = subprocess.Popen([sys.executable, str(FIXTURE), "http", str(port_file)], env=environment)
+        deadline = time.monotonic() + 20
+        while not port_file.exists() or not port_file.read_text():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the MCP fixture server did not start")
+            time.sleep(0.02)
+        self.port = int(port_file.read_text())
+        return self
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(10)
+        self.process = None
+
+    def restart(self) -> None:
+        self.kill()
+        self.start()
+
+
+class OpenApiServer:
+    """The OpenAPI service on a real uvicorn, 127.0.0.1 and a free port, in a thread."""
+
+    def __init__(self) -> None:
+        self.port = 0
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> OpenApiServer:
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        self.port = listener.getsockname()[1]
+        self._server = uvicorn.Server(uvicorn.Config(create_app(), log_level="warning", lifespan="off"))
+        server = self._server
+
+        def run() -> None:
+            asyncio.run(server.serve(sockets=[listener]))
+
+        self._thread = threading.Thread(target=run, name="openapi-fixture", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the OpenAPI service did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(10)
