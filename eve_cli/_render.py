@@ -65,6 +65,7 @@ def _agent_rows(table: Table, agent: AgentManifest) -> None:
     table.add_row("Schedules", _names([f"{s.name} ({s.cron})" for s in agent.schedules]))
     table.add_row("Hooks", _names([h.slug for h in agent.hooks]))
     table.add_row("Channels", _names([_channel(c) for c in agent.channels]))
+    table.add_row("Connections", _names([f"{c.connection_name} ({c.protocol}, {c.url})" for c in agent.connections]))
 
 
 def _sandbox(agent: AgentManifest) -> str:

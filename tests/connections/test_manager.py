@@ -108,7 +108,11 @@ async def test_tokens_from_the_environment_or_supplied(
         url=mcp_http_token.url, description="x", auth=connection_auth(token_env="DOCS_TOKEN", credential_owner="user")
     )
     needed = await manager.sign_in_needed("docs", guarded, CALLER)
-    assert needed is not None and "DOCS_TOKEN" in needed.instructions and "/eve/v1/connections/docs/token" in needed.instructions
+    assert (
+        needed is not None
+        and "DOCS_TOKEN" in needed.instructions
+        and "/eve/v1/connections/docs/token" in needed.instructions
+    )
     with pytest.raises(ConnectionCallError) as raised:
         await manager.list_tools("docs", guarded, CALLER)
     assert raised.value.code == "AUTHORIZATION_REQUIRED"

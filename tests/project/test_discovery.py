@@ -195,7 +195,7 @@ def test_unknown_root_files_are_not_slots(tmp_path: Path) -> None:
     assert graph.diagnostics == []
 
 
-@pytest.mark.parametrize("slot", ["connections", "memory", "instrumentation", "extensions"])
+@pytest.mark.parametrize("slot", ["memory", "instrumentation", "extensions"])
 def test_unsupported_slot_directory_warns(tmp_path: Path, slot: str) -> None:
     graph = run(tmp_path, {f"agent/{slot}/thing.py": "X = 1\n"})
     diagnostic = only(graph.diagnostics, "discover/slot-unsupported")
@@ -203,12 +203,19 @@ def test_unsupported_slot_directory_warns(tmp_path: Path, slot: str) -> None:
     assert diagnostic.source_path == str(tmp_path / "app" / "agent" / slot)
 
 
-@pytest.mark.parametrize("slot", ["connections", "memory", "instrumentation", "extensions"])
+@pytest.mark.parametrize("slot", ["memory", "instrumentation", "extensions"])
 def test_unsupported_slot_file_warns(tmp_path: Path, slot: str) -> None:
     graph = run(tmp_path, {f"agent/{slot}.py": "X = 1\n"})
     diagnostic = only(graph.diagnostics, "discover/slot-unsupported")
     assert diagnostic.severity == "warning"
     assert diagnostic.source_path == str(tmp_path / "app" / "agent" / f"{slot}.py")
+
+
+def test_connection_files_are_discovered_by_name(tmp_path: Path) -> None:
+    graph = run(tmp_path, {"agent/connections/docs.py": "X = 1\n", "agent/connections/pet-store.py": "X = 1\n"})
+    assert [c.name for c in graph.root.connections] == ["docs", "pet-store"]
+    assert graph.root.connections[0].source.logical_path == "connections/docs.py"
+    assert graph.diagnostics == []
 
 
 def test_remote_subagent_module_is_unsupported(tmp_path: Path) -> None:

@@ -91,12 +91,20 @@ BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
     ),
     BuiltinTool(
         "connection_search",
-        "Search the tools of the agent's connections.",
-        _object({"query": _STRING}, ["query"]),
+        "Search the tools of the agent's connections (MCP servers, HTTP APIs) by what they do. The tools it "
+        "finds become callable by their qualified names, `<connection>__<tool>`, from your next step on.",
+        _object(
+            {
+                "query": {"type": "string", "description": "Words describing the tool you need; '*' lists them all."},
+                "connection": {"type": "string", "description": "Only search this connection."},
+            },
+            ["query"],
+        ),
         "default",
         optional=False,
         needs="connections",
         can_disable=False,
+        implemented=True,
     ),
     BuiltinTool(
         "ask_question",

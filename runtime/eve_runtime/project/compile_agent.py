@@ -13,6 +13,7 @@ from eve_runtime.authoring.sandbox import SandboxConfig
 from eve_runtime.diagnostics import Diagnostic
 from eve_runtime.models.ids import is_test_model
 from eve_runtime.project.compile_channels import compile_channels
+from eve_runtime.project.compile_connections import check_collisions, compile_connections
 from eve_runtime.project.compile_content import compile_hooks, compile_instructions, compile_schedules
 from eve_runtime.project.compile_sandbox import compile_sandbox
 from eve_runtime.project.compile_skills import compile_skills
@@ -63,6 +64,9 @@ def compile_agent(
     hooks, hook_manifests = compile_hooks(sources, loader, diagnostics)
     schedules, schedule_manifests = compile_schedules(sources, loader, diagnostics)
     channels = compile_channels(sources, loader, diagnostics)
+    connections = compile_connections(sources, loader, diagnostics)
+    named = [(n, f"tools/{n}.py") for n in [*tools.tools, *tools.dynamic]]
+    check_collisions(connections, [*named, *((n, f"subagents/{n}/") for n in children)], sources, diagnostics)
 
     for name, child in children.items():
         exposed = child.config.tool and name not in tools.disabled_by
@@ -109,6 +113,7 @@ def compile_agent(
         hooks=hook_manifests,
         schedules=schedule_manifests,
         channels=channels.manifests,
+        connections=connections.manifests,
         sandbox=sandbox.manifest if sandbox is not None else None,
         subagents=[child.manifest for child in children.values()],
         shadowed=shadowed,
@@ -127,6 +132,7 @@ def compile_agent(
         subagents=children,
         channels=channels.channels,
         eve_channel=channels.eve,
+        connections=connections.definitions,
         sandbox=sandbox.spec if sandbox is not None else None,
         app_root=app_root,
     )

@@ -360,8 +360,8 @@ def _framework_status(
         return "not-applicable", "only the root agent has it"
     if builtin.needs == "skills" and not sources.skills:
         return "not-applicable", "offered when the agent has skills"
-    if builtin.needs == "connections":
-        return "not-applicable", "offered when the agent has connections"  # not supported yet: no agent has one
+    if builtin.needs == "connections" and not sources.connections:
+        return "not-applicable", "offered when the agent has connections"
     if name in composed.disabled_by:
         return "disabled", None
     if name in composed.tools or name in composed.dynamic:

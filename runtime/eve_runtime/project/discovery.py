@@ -1,7 +1,8 @@
 """Discovery: from an app folder to a source graph and diagnostics, without running user code.
 
 It follows eve's file conventions (`agent.py`, `instructions.md`, `tools/`, `skills/`, `hooks/`,
-`schedules/`, `channels/` (root only), `subagents/<name>/`, `lib/`, `sandbox.py` or `sandbox/`)
+`schedules/`, `channels/` (root only), `connections/`, `subagents/<name>/`, `lib/`, `sandbox.py` or
+`sandbox/`)
 and reports every problem as a diagnostic with a stable code instead of stopping at the first one.
 """
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from eve_runtime import diagnostics as dg
 from eve_runtime.diagnostics import Diagnostic
+from eve_runtime.project.discover_connections import discover_connections
 from eve_runtime.project.discover_sandbox import discover_sandbox
 from eve_runtime.project.grammar import (
     CHANNEL_NAME_PATTERN,
@@ -43,9 +45,10 @@ IGNORED_ROOT_DIRECTORIES = frozenset(
         ".ruff_cache",
     }
 )
-SLOT_DIRECTORIES = frozenset({"tools", "skills", "hooks", "schedules", "subagents", "lib", "instructions", "sandbox"})
+SLOT_DIRECTORIES = frozenset(
+    {"tools", "skills", "hooks", "schedules", "subagents", "lib", "instructions", "sandbox", "connections"}
+)
 UNSUPPORTED_SLOTS = {
-    "connections": "MCP and OpenAPI connections",
     "memory": "memory slots",
     "instrumentation": "instrumentation",
     "extensions": "extensions",
@@ -103,6 +106,7 @@ def _discover_agent(
         root, "hooks", node_id, diagnostics, recursive=True, code="discover/hook-name-invalid", what="Hook segment"
     )
     agent.skills = _discover_skills(root, node_id, diagnostics)
+    agent.connections = discover_connections(root, node_id, diagnostics)
     agent.sandbox, agent.sandbox_workspace = discover_sandbox(root, by_name, node_id, diagnostics)
     agent.has_lib = (root / "lib").is_dir()
     if (root / "lib").exists() and not agent.has_lib:

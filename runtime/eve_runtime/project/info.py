@@ -16,7 +16,14 @@ from eve_runtime.authoring.schedules import fires_after
 from eve_runtime.diagnostics import Diagnostic, summarize
 from eve_runtime.project.compiler import CompiledApp
 from eve_runtime.project.compose_tools import framework_source
-from eve_runtime.project.manifest import AgentManifest, ChannelManifest, DynamicManifest, Manifest, SourceInfo
+from eve_runtime.project.manifest import (
+    AgentManifest,
+    ChannelManifest,
+    ConnectionManifest,
+    DynamicManifest,
+    Manifest,
+    SourceInfo,
+)
 from eve_runtime.project.sources import ROOT_NODE_ID
 from eve_runtime.routes import DEFAULT_ROUTES, MESSAGING
 from eve_runtime.sandbox import describe_backend
@@ -141,6 +148,23 @@ def _sandbox(agent: AgentManifest) -> JSON | None:
     return data
 
 
+def _connection(connection: ConnectionManifest) -> JSON:
+    data: JSON = {
+        **_source(connection.source),
+        "connectionName": connection.connection_name,
+        "description": connection.description,
+        "protocol": connection.protocol,
+        "transport": connection.transport,
+        "url": connection.url,
+        "hasApproval": connection.has_approval,
+        "hasAuthorization": connection.has_authorization,
+        "hasHeaders": connection.has_headers,
+    }
+    if connection.tool_filter is not None:
+        data["toolFilter"] = connection.tool_filter
+    return data
+
+
 def _subagent(agent: AgentManifest) -> JSON:
     return {
         **_source(agent.config_source),
@@ -152,7 +176,7 @@ def _subagent(agent: AgentManifest) -> JSON:
         "rootPath": agent.agent_root,
         "summary": {
             "channels": 0,
-            "connections": 0,
+            "connections": len(agent.connections),
             "hooks": len(agent.hooks),
             "instructions": len(agent.instructions) + len(agent.dynamic_instructions),
             "memories": 0,
@@ -230,7 +254,7 @@ def agent_info(manifest: Manifest, *, mode: Mode) -> JSON:
         "capabilities": {"devRoutes": mode == "development"},
         "channels": _channels(agent),
         "composition": _composition(agent),
-        "connections": [],
+        "connections": [_connection(c) for c in agent.connections],
         "diagnostics": _diagnostics(manifest),
         "hooks": [{**_source(h.source), "slug": h.slug, "eventNames": h.event_names} for h in agent.hooks],
         "instructions": {

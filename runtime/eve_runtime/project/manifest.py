@@ -21,6 +21,7 @@ __all__ = [
     "ChannelManifest",
     "ChannelRouteManifest",
     "CompositionEntry",
+    "ConnectionManifest",
     "DynamicManifest",
     "FrameworkStatus",
     "FrameworkToolStatus",
@@ -199,6 +200,22 @@ class ChannelManifest(_Model):
     source: SourceInfo
 
 
+class ConnectionManifest(_Model):
+    """A connection as info shows it: never its credentials, its headers' values or its URL's secrets."""
+
+    connection_name: str
+    description: str
+    protocol: Literal["mcp", "openapi"]
+    transport: Literal["http", "stdio"] = "http"
+    url: str
+    """The URL without user, password and query; `stdio:<program>` for a stdio server."""
+    has_approval: bool
+    has_authorization: bool
+    has_headers: bool
+    tool_filter: dict[str, list[str]] | None = None
+    source: SourceInfo
+
+
 class CompositionEntry(_Model):
     """A source that lost its slot (shadowed, with the winner's id) or that disabled a framework default."""
 
@@ -233,6 +250,7 @@ class AgentManifest(_Model):
     hooks: list[HookManifest] = Field(default_factory=list)
     schedules: list[ScheduleManifest] = Field(default_factory=list)
     channels: list[ChannelManifest] = Field(default_factory=list)
+    connections: list[ConnectionManifest] = Field(default_factory=list)
     sandbox: SandboxManifest | None = None
     subagents: list[AgentManifest] = Field(default_factory=list)
     shadowed: list[CompositionEntry] = Field(default_factory=list)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from eve_runtime.authoring.channels import Channel, EveChannel
 from eve_runtime.authoring.config import AgentConfig
+from eve_runtime.authoring.connections import ConnectionDefinition
 from eve_runtime.authoring.dynamic import DynamicResolver
 from eve_runtime.authoring.hooks import Hook
 from eve_runtime.authoring.schedules import Schedule
@@ -30,6 +31,11 @@ class RuntimeTool:
     """None for framework tools (the engine provides them)."""
     schema: FunctionSchema | None = None
     options: ToolOptions = ToolOptions()
+    invoke: Callable[[dict[str, Any], Any], Awaitable[Any]] | None = None
+    """Framework tools the engine makes per session (connection tools): called with the raw input and the
+    `ToolContext`, bypassing `schema`."""
+    read_only: bool = False
+    """The tool says it changes nothing (what the `auto()` approval policy reads)."""
 
     @property
     def name(self) -> str:
@@ -77,6 +83,8 @@ class RuntimeAgent:
     """Custom channels by name (the root agent only)."""
     eve_channel: EveChannel | None = None
     """The authored `channels/eve.py`, replacing the default HTTP channel's auth (or disabling it)."""
+    connections: dict[str, ConnectionDefinition] = field(default_factory=dict)
+    """The agent's connections by name (their tools are `<name>__<tool>`)."""
     sandbox: SandboxSpec | None = field(default_factory=SandboxSpec)
     """What this agent's workspaces are made from; None: it shares its parent's (`define_parent_sandbox()`)."""
     app_root: Path | None = None

@@ -59,6 +59,8 @@ class AgentSources(BaseModel):
     hooks: list[NamedSource] = Field(default_factory=list)
     schedules: list[NamedSource] = Field(default_factory=list)
     channels: list[NamedSource] = Field(default_factory=list)
+    connections: list[NamedSource] = Field(default_factory=list)
+    """`connections/<name>.py`: MCP and OpenAPI connections."""
     """`channels/<name>.py` (the root agent only); `channels/eve.py` replaces the default HTTP channel."""
     subagents: list[AgentSources] = Field(default_factory=list)
     has_lib: bool = False
