@@ -65,7 +65,8 @@ class PendingRequest(_State):
     """One open request for input (a tool approval), as `input.requested` showed it."""
 
     request_id: str
-    kind: Literal["tool-approval", "session-limit"]
+    kind: Literal["tool-approval", "session-limit", "authorization"]
+    """`authorization`: a connection's sign-in (`authorization.required`), answered `authorized` or `declined`."""
     request: dict[str, Any]
     """The `input.requested` entry, verbatim."""
     call: CallRecord | None = None
@@ -170,6 +171,9 @@ class SessionState(_State):
     """Session-scoped dynamic instructions (session.started resolvers), by resolver slug."""
     approved_tools: list[str] = Field(default_factory=list)
     """Tools a person approved in this session (`once()` allows them afterwards)."""
+    connection_tools: list[dict[str, Any]] = Field(default_factory=list)
+    """Connection tools `connection_search` found (`connection`, `name`, `description`, `inputSchema`,
+    `readOnly`): offered to the model from the next step on."""
     limit_base: dict[str, float] = Field(default_factory=dict)
     """Usage when a person last granted a fresh budget window, per budget (`input`, `output`, `cost`)."""
     tasks: dict[str, TaskState] = Field(default_factory=dict)

@@ -14,6 +14,7 @@ from typing import Any
 
 from eve_runtime.authoring.context import AbortSignal, ToolContext, lineage
 from eve_runtime.crashpoints import crashpoint
+from eve_runtime.engine.connection_tools import connection_tool
 from eve_runtime.engine.ports import Session
 from eve_runtime.engine.tool_runner import run_tool
 from eve_runtime.engine.workflow import CallHost, QuestionBoard, ServeInbox
@@ -94,7 +95,7 @@ class CallBatch:
         for call in calls:
             task = asyncio.create_task(
                 run_tool(
-                    session.agent.tools.get(call.name),
+                    session.agent.tools.get(call.name) or connection_tool(session, call.name),
                     call,
                     self._context(call, journals.get(call.id)),
                     on_partial=self._partial_sink(call, outcomes, cancelled),

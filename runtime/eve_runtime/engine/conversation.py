@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from eve_runtime.checkpoint import SessionState, TurnState
+from eve_runtime.engine.connection_tools import connection_definitions
 from eve_runtime.engine.skills import skill_tools, skills_message
 from eve_runtime.messages import Message, SystemMessage, UserMessage
 from eve_runtime.models.base import ModelRequest, ModelSettings, ToolDefinition
@@ -117,4 +118,5 @@ def build_request(
         messages.extend(history[split:])
     else:
         messages.extend(history)
-    return ModelRequest(messages=messages, tools=tool_definitions(agent, turn, is_root=is_root), settings=settings)
+    tools = [*tool_definitions(agent, turn, is_root=is_root), *connection_definitions(agent, state)]
+    return ModelRequest(messages=messages, tools=tools, settings=settings)

@@ -26,7 +26,15 @@ from typing import Any, Literal
 
 from eve_runtime.authoring.approval import ApprovalCheck, Decision, decide
 from eve_runtime.checkpoint import Awaiting, CallRecord, PendingRequest
+from eve_runtime.engine.authorization import (
+    AUTHORIZED,
+    DECLINED,
+    authorization_requests,
+    settle_authorization,
+    sign_ins,
+)
 from eve_runtime.engine.clearing import clear_context
+from eve_runtime.engine.connection_tools import connection_tool, tool_info
 from eve_runtime.engine.limits import Exceeded, grant, limit_request
 from eve_runtime.engine.ports import Handled, Session
 from eve_runtime.events.actions import ActionResult, ApprovalSettled, InputRequested, InputResolved
@@ -38,7 +46,10 @@ from eve_runtime.outcomes import ToolOutcome, cancelled_outcome, refused_outcome
 from eve_runtime.store.base import DeliveryRecord
 from eve_runtime.tasks.relay import relay_to_parent
 
-__all__ = ["decide_calls", "handle_while_parked", "park_for_approval", "park_for_limit"]
+__all__ = ["SIGN_IN_ONLY", "decide_calls", "handle_while_parked", "park_for_approval", "park_for_limit"]
+
+SIGN_IN_ONLY = "sign-in"
+"""The reason of a `user-approval` decision for a call that needs no approval, only a connection's sign-in."""
 
 
 async def decide_calls(session: Session, calls: Sequence[ToolCall]) -> dict[str, tuple[Decision, str | None]]:
@@ -47,12 +58,17 @@ async def decide_calls(session: Session, calls: Sequence[ToolCall]) -> dict[str,
     approved = frozenset(session.state.approved_tools)
     for call in calls:
         tool = session.agent.tools.get(call.name)
+        if tool is None:
+            tool = connection_tool(session, call.name, await tool_info(session, call.name))
         policy = tool.options.needs_approval if tool is not None else False
-        check = ApprovalCheck(call.name, call.arguments, call.id, session.session_id, approved)
+        read_only = tool is not None and tool.read_only
+        check = ApprovalCheck(call.name, call.arguments, call.id, session.session_id, approved, read_only=read_only)
         try:
             decisions[call.id] = await decide(policy, check)
         except Exception as exc:  # a broken policy must not run the tool unchecked
             decisions[call.id] = ("denied", f"The approval policy of {call.name} failed: {type(exc).__name__}: {exc}")
+        if decisions[call.id][0] in ("not-applicable", "approved") and await sign_ins(session, call):
+            decisions[call.id] = ("user-approval", SIGN_IN_ONLY)
     return decisions
 
 
@@ -69,12 +85,18 @@ async def park_for_limit(session: Session, step_index: int, exceeded: Exceeded) 
 
 
 async def park_for_approval(
-    session: Session, step_index: int, asking: Sequence[ToolCall], history: Sequence[Message]
+    session: Session,
+    step_index: int,
+    asking: Sequence[ToolCall],
+    history: Sequence[Message],
+    decisions: dict[str, tuple[Decision, str | None]] | None = None,
 ) -> None:
-    """Raise the approval requests of a step and park the turn (durably)."""
+    """Raise the approval and sign-in requests of a step and park the turn (durably)."""
     turn = session.turn
     requests = []
     for call in asking:
+        if decisions is not None and decisions[call.id][1] == SIGN_IN_ONLY:
+            continue
         request_id = new_request_id()
         requests.append(
             PendingRequest(
@@ -84,8 +106,11 @@ async def park_for_approval(
                 call=CallRecord(id=call.id, name=call.name, arguments=call.arguments),
             )
         )
-    session.emit(InputRequested(StepAt.of(turn, step_index), [r.request for r in requests]))
-    relay_to_parent(session, "requested", {"requests": [r.request for r in requests]})
+    if requests:
+        session.emit(InputRequested(StepAt.of(turn, step_index), [r.request for r in requests]))
+        relay_to_parent(session, "requested", {"requests": [r.request for r in requests]})
+    needed = {call.id: await sign_ins(session, call) for call in asking}
+    requests += authorization_requests(session, StepAt.of(turn, step_index), asking, needed)
     turn.awaiting = Awaiting(step_index=step_index, requests=requests)
     _emit_waiting(session)
     await session.commit(history=history)
@@ -149,6 +174,9 @@ def _answer(session: Session, request: PendingRequest, option: str, response: di
     }
     approved = option in (APPROVE, "continue")
     at = StepAt.of(turn, turn.awaiting.step_index)
+    if request.kind == "authorization":
+        settle_authorization(session, at, request, option)
+        return
     session.emit(ApprovalSettled(at, request.request_id, approved, session.host.principal_id))
 
 
@@ -182,8 +210,14 @@ async def _resolve(session: Session, *, withdraw: Literal["ignored", "cancelled"
     refused: list[ToolOutcome] = []
     kept: list[Message] = []
     stop = False
+    handled: set[str] = set()
     for request in awaiting.requests:
         resolution: dict[str, Any] = {"kind": request.kind, "requestId": request.request_id}
+        if request.kind == "authorization":
+            if request.option_id is None:
+                settle_authorization(session, at, request, DECLINED)
+            _resolve_call(session, request, resolution, withdraw, refused, kept, handled)
+            continue
         if request.kind == "session-limit":
             if request.option_id is None:
                 resolution["outcome"] = withdraw or "cancelled"
@@ -194,12 +228,13 @@ async def _resolve(session: Session, *, withdraw: Literal["ignored", "cancelled"
                 resolution["outcome"] = "denied"
                 stop = True
         else:
-            _resolve_call(session, request, resolution, withdraw, refused, kept)
+            _resolve_call(session, request, resolution, withdraw, refused, kept, handled)
         if request.response is not None:
             resolution["response"] = request.response
         resolutions.append(resolution)
-    session.emit(InputResolved(at, resolutions))
-    relay_to_parent(session, "resolved", {"resolutions": resolutions})
+    if resolutions:
+        session.emit(InputResolved(at, resolutions))
+        relay_to_parent(session, "resolved", {"resolutions": resolutions})
     messages: list[Message] = []
     for outcome in refused:
         session.emit(ActionResult(at, outcome))
@@ -222,28 +257,51 @@ def _resolve_call(
     withdraw: Literal["ignored", "cancelled"] | None,
     refused: list[ToolOutcome],
     kept: list[Message],
+    handled: set[str],
 ) -> None:
-    """The outcome of one tool-approval request."""
+    """The outcome of one tool-approval or sign-in request; a call is answered once, by its first refusal.
+
+    A call with several requests (an approval and sign-ins) runs only when every one is positive.
+    """
     assert request.call is not None
     call = ToolCall(id=request.call.id, name=request.call.name, arguments=request.call.arguments)
+    if call.id in handled:
+        if request.kind == "tool-approval":
+            resolution["outcome"] = "ignored" if request.option_id is None else "denied"
+        return
+    positive = request.option_id == (AUTHORIZED if request.kind == "authorization" else APPROVE)
     if request.option_id is None:
         assert withdraw is not None
         resolution["outcome"] = withdraw
+        handled.add(call.id)
         if withdraw == "ignored":
             refused.append(refused_outcome(call, request_id=request.request_id, status="ignored"))
         else:
             kept.append(_cancelled_message(call))
-    elif request.option_id == APPROVE:
+    elif positive:
         resolution["outcome"] = "approved"
-        if request.call.name not in session.state.approved_tools:
+        if request.kind == "tool-approval" and request.call.name not in session.state.approved_tools:
             session.state.approved_tools.append(request.call.name)
         if withdraw == "cancelled":  # approved, but the turn ends before it could run
+            handled.add(call.id)
             kept.append(_cancelled_message(call))
-        else:
+        elif _all_positive(session, call.id):
+            handled.add(call.id)
             session.turn.execute.append(request.call)
     else:
         resolution["outcome"] = "denied" if request.option_id in NEGATIVE_OPTIONS else "invalid"
+        handled.add(call.id)
         refused.append(refused_outcome(call, request_id=request.request_id, status="denied"))
+
+
+def _all_positive(session: Session, call_id: str) -> bool:
+    awaiting = session.turn.awaiting
+    assert awaiting is not None
+    return all(
+        r.option_id == (AUTHORIZED if r.kind == "authorization" else APPROVE)
+        for r in awaiting.requests
+        if r.call is not None and r.call.id == call_id
+    )
 
 
 def _cancelled_message(call: ToolCall) -> ToolMessage:

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor
 from typing import Any, Protocol
 
+from eve_runtime.authoring.connection_access import ConnectionAccess
 from eve_runtime.authoring.sandbox_session import SandboxAccess
 from eve_runtime.authoring.state import SessionValues
 from eve_runtime.engine.held import CodePins, DynamicTools, LoadedSession
@@ -46,6 +47,11 @@ class Host(TaskHost, Protocol):
 
     @property
     def hooks(self) -> HookDispatcher: ...
+
+    @property
+    def connections(self) -> ConnectionAccess:
+        """The agent's MCP and OpenAPI connections (what connection tools call)."""
+        ...
 
     @property
     def sandboxes(self) -> SandboxAccess:

@@ -66,12 +66,20 @@ async def run_tool(
     values: SessionValues | None = None,
 ) -> ToolOutcome:
     """Run one call to completion (cancellation propagates to the caller)."""
-    if tool is None or tool.function is None or tool.schema is None:
-        return failed_outcome(call, "UNKNOWN_TOOL", f"There is no tool named {call.name!r}.")
     if call.invalid_arguments is not None:
         return failed_outcome(
             call, "INVALID_TOOL_INPUT", f"The tool input is not a JSON object: {call.invalid_arguments!r}"
         )
+    if tool is not None and tool.invoke is not None:  # connection tools: the server checks the input
+        try:
+            output = await tool.invoke(dict(call.arguments), context)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            return failed_outcome(call, "ACTION_RESULT_FAILED", str(exc) or type(exc).__name__, name=type(exc).__name__)
+        return _settle(call, tool, output)
+    if tool is None or tool.function is None or tool.schema is None:
+        return failed_outcome(call, "UNKNOWN_TOOL", f"There is no tool named {call.name!r}.")
     try:
         kwargs = tool.schema.validate(call.arguments)
     except ToolInputError as exc:

@@ -297,7 +297,7 @@ class TurnRunner:
             return StepEnd.PARKED
         if asking:
             turn.step_index = step_index + 1
-            await park_for_approval(session, step_index, asking, messages)
+            await park_for_approval(session, step_index, asking, messages, decisions)
             return StepEnd.PARKED
         if reply_calls:
             assert turn.output_schema is not None

@@ -41,6 +41,7 @@ from eve_runtime.server.bodies import (
     validate_reset,
 )
 from eve_runtime.server.channels import ChannelRouter, eve_channel_refusal
+from eve_runtime.server.connection_routes import supply_token
 from eve_runtime.server.dev import BuildStatus, fire_schedule, list_sessions
 from eve_runtime.server.openapi import openapi_document
 from eve_runtime.server.responses import ApiError, dump_json, error_response, json_response
@@ -248,6 +249,9 @@ class _Api:
         """`GET /eve/v1/dev/sessions` (development mode only): every session in the store, newest first."""
         return json_response({"ok": True, "sessions": await list_sessions(self.runtime.store)})
 
+    async def connection_token(self, request: Request) -> Response:
+        return await supply_token(self.runtime, request, await self._body(request))
+
     async def dev_build(self, request: Request) -> Response:
         """`GET /eve/v1/dev/build` (development mode only): the serving generation and the newest rebuild."""
         return json_response({"ok": True, **self.build.to_json()})
@@ -278,6 +282,7 @@ class _Api:
                 f"{session}/reset", self.endpoint(self.reset, failure="Failed to reset the session."), methods=["POST"]
             ),
             Route(f"{session}/stream", self.endpoint(self.stream), methods=["GET"]),
+            Route("/eve/v1/connections/{name}/token", self.endpoint(self.connection_token), methods=["POST"]),
             Route(
                 f"{session}/subagents/{{callId}}/{{childSessionId}}/stream",
                 self.endpoint(self.child_stream),

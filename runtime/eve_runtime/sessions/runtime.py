@@ -23,6 +23,7 @@ from typing import Any, Literal
 from eve_runtime._version import __version__
 from eve_runtime.authoring.channels import channel_address
 from eve_runtime.checkpoint import TaskState
+from eve_runtime.connections import ConnectionManager
 from eve_runtime.engine.actor import SessionActor
 from eve_runtime.engine.channel_events import ChannelEvents
 from eve_runtime.engine.held import CodePins, LoadedSession
@@ -109,6 +110,8 @@ class Runtime:
         """This process's leases, when many processes share the store."""
         self.sandboxes = SessionSandboxes(self, sandbox_root(agent, self.options.sandbox_root))
         """The sessions' sandboxes (`ctx.get_sandbox()`), kept in `.eve/sandboxes/` across restarts."""
+        self.connections = ConnectionManager(cwd=agent.app_root)
+        """The agent's MCP and OpenAPI connections: live links, tool lists, supplied tokens."""
         self.schedules = ScheduleTimer(self)
         """The app's schedules: fired on the clock under `eve start` (never under `eve dev`), and by hand."""
 
@@ -152,6 +155,7 @@ class Runtime:
             await self.ownership.stop()
         await self.hooks.close(deadline)
         await self.sandboxes.close()
+        await self.connections.close()
         unbind_default(self.store)
         self.tool_executor.shutdown(wait=False, cancel_futures=True)
         self.acknowledgements.cancel_all()
@@ -164,6 +168,7 @@ class Runtime:
         if self._timer is not None:
             self._timer.cancel()
         self.hooks.abort()
+        await self.connections.close()
         unbind_default(self.store)
         self.tool_executor.shutdown(wait=False, cancel_futures=True)
 
