@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from eve_cli.commands.build import build
+from eve_cli.commands.connections import connections_app
 from eve_cli.commands.dev import dev
 from eve_cli.commands.info import info
 from eve_cli.commands.init import init
@@ -35,6 +36,7 @@ app.command("start")(start)
 app.command("send")(send)
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(schedules_app, name="schedules")
+app.add_typer(connections_app, name="connections")
 
 
 def _version(value: bool) -> None:

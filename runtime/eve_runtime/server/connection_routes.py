@@ -29,9 +29,9 @@ MAX_TOKEN_CHARS = 16_384
 
 
 def _string(body: dict[str, Any], key: str, *, required: bool = False) -> str | None:
-    value = body.get(key)
-    if value is None and not required:
+    if key not in body and not required:
         return None
+    value = body.get(key)
     if not isinstance(value, str) or not value or len(value) > MAX_TOKEN_CHARS:
         raise ApiError(
             400, f"'{key}' must be a non-empty string (at most {MAX_TOKEN_CHARS} characters).", "invalid_body"
@@ -53,7 +53,9 @@ async def supply_token(runtime: Runtime, request: Request, body: dict[str, Any] 
     request_id = _string(body, "requestId")
     principal = _string(body, "principalId")
     if (session_id is None) != (request_id is None):
-        raise ApiError(400, "Send 'sessionId' and 'requestId' together (the attemptId of authorization.required).")
+        raise ApiError(
+            400, "Send 'sessionId' and 'requestId' together (the attemptId of authorization.required).", "invalid_body"
+        )
     owner = principal if definition.auth is not None and definition.auth.credential_owner == "user" else None
     runtime.connections.supply_token(name, token, principal_id=owner)
     answer: dict[str, Any] = {"ok": True, "connection": name}

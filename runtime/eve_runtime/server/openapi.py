@@ -241,6 +241,24 @@ def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
                 parameters=sid,
             )
         },
+        "/eve/v1/connections/{name}/token": {
+            "post": _operation(
+                "supplyConnectionToken",
+                "Supply a connection's token (kept in memory, never stored); with `sessionId` and `requestId`, "
+                "resume the turn waiting on that `authorization.required`.",
+                {
+                    "200": _json(ref("TokenAccepted"), "The token is kept (and the answer delivered)."),
+                    "404": _error("No such connection (`connection_not_found`), or no such active session."),
+                },
+                mode,
+                body={
+                    "required": True,
+                    "description": "The token, and optionally the waiting session and request.",
+                    "content": {"application/json": {"schema": ref("ConnectionToken")}},
+                },
+                parameters=[_path_parameter("name", "The connection's name (its file under agent/connections/).")],
+            )
+        },
         f"{session}/stream": {
             "get": _operation(
                 "streamSession",

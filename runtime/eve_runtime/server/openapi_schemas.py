@@ -137,6 +137,20 @@ def component_schemas() -> JSON:
                 "deliveryId": {"type": "string"},
             },
         },
+        "ConnectionToken": {
+            "type": "object",
+            "required": ["token"],
+            "properties": {
+                key: {"type": "string", "minLength": 1, "maxLength": 16384}
+                for key in ("token", "sessionId", "requestId", "principalId")
+            },
+            "dependentRequired": {"sessionId": ["requestId"], "requestId": ["sessionId"]},
+        },
+        "TokenAccepted": {
+            "type": "object",
+            "required": ["ok", "connection"],
+            "properties": {"ok": ok, "connection": {"type": "string"}, "deliveryId": {"type": "string"}},
+        },
         "NoActiveTurn": _status_only("no_active_turn"),
         "NoActiveSession": _status_only("no_active_session"),
         "ResetDone": {
