@@ -121,7 +121,7 @@ def test_existing_python_project_gets_only_the_agent_folder(runner: CliRunner, t
         "agent/subagents/forecaster/agent.py",
         "agent/subagents/forecaster/instructions.md",
         "agent/schedules/weekly-outlook.md",
-    "agent/connections/README.md",
+        "agent/connections/README.md",
     }
     assert (project / "pyproject.toml").read_text() == pyproject
     assert (project / "README.md").read_text() == "my readme"

@@ -175,3 +175,26 @@ async def test_openapi_from_a_file_with_an_operation_filter(
     with pytest.raises(ConnectionCallError) as raised:
         await manager.list_tools("pets2", broken, CALLER)
     assert raised.value.code == "CONNECTION_UNAVAILABLE"
+
+
+async def test_a_call_that_takes_too_long_times_out(manager: ConnectionManager) -> None:
+    hasty = define_mcp_client_connection(command=STDIO_COMMAND, description="x", tool_call={"timeout": 0.5})
+    with pytest.raises(ConnectionCallError) as raised:
+        await manager.call("srv", hasty, "record", {"text": "slow", "seconds": 3}, CALLER)
+    assert raised.value.code == "CONNECTION_INTERRUPTED" and "did not answer within 0.5 s" in raised.value.message
+    assert model_text(await manager.call("srv", hasty, "echo", {"text": "after"}, CALLER)) == "echo: after"
+
+
+async def test_a_new_definition_of_a_connection_retires_the_old_link(manager: ConnectionManager) -> None:
+    first = define_mcp_client_connection(command=STDIO_COMMAND, description="x")
+    pid = int(model_text(await manager.call("srv", first, "whoami", {}, CALLER)))
+    second = define_mcp_client_connection(command=STDIO_COMMAND, description="x")  # a rebuild
+    assert int(model_text(await manager.call("srv", second, "whoami", {}, CALLER))) != pid
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the old stdio server still runs")

@@ -50,6 +50,7 @@ class ConnectionManager:
         self._documents: dict[int, OpenApiDocument] = {}
         self._tokens: dict[tuple[str, str], str] = {}
         self._listing: dict[_Key, asyncio.Lock] = {}
+        self._closing: set[asyncio.Task[None]] = set()
 
     # -- tokens ------------------------------------------------------------------------------
 
@@ -121,7 +122,19 @@ class ConnectionManager:
             )
             self._links[key] = link
             self._keep[id(definition)] = definition
+            self._retire_older(key)
         return key, link
+
+    def _retire_older(self, key: _Key) -> None:
+        """A new build's definition replaced an older one: close the older links (a stdio server stops)."""
+        name, definition_id, token = key
+        for old in [k for k in self._links if k[0] == name and k[2] == token and k[1] != definition_id]:
+            link = self._links.pop(old)
+            self._tools.pop(old, None)
+            self._keep.pop(old[1], None)
+            task = asyncio.get_running_loop().create_task(link.close())
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
 
     def _forget(self, key: _Key) -> None:
         self._tools.pop(key, None)
@@ -202,4 +215,4 @@ class ConnectionManager:
         self._tools.clear()
         self._documents.clear()
         self._keep.clear()
-        await asyncio.gather(*(link.close() for link in links), return_exceptions=True)
+        await asyncio.gather(*(link.close() for link in links), *self._closing, return_exceptions=True)
