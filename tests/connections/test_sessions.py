@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -59,7 +60,7 @@ def _call(name: str, arguments: dict[str, object]) -> str:
     return f"/call {name} {json.dumps(arguments)}"
 
 
-def _results(events: list[Event]) -> list[dict[str, object]]:
+def _results(events: list[Event]) -> list[dict[str, Any]]:
     return [e["data"] for e in of_type(events, "action.result")]
 
 
@@ -80,12 +81,12 @@ async def test_search_then_call_by_qualified_name(tmp_path: Path, stopping: list
     sid = await h.create("add them")
     events = await h.turns(sid, 1, timeout=30)
     search, added = _results(events)
-    found = [t["name"] for t in search["result"]["output"]["tools"]]  # type: ignore[index]
+    found = [t["name"] for t in search["result"]["output"]["tools"]]
     assert found[0] == "srv__add"
     assert "connection_search" in offered[0] and "srv__add" not in offered[0]
     assert "srv__add" in offered[1]  # found by the search: offered from the next step on
     assert added["status"] == "completed"
-    assert added["result"]["output"]["structuredContent"] == {"total": 42}  # type: ignore[index]
+    assert added["result"]["output"]["structuredContent"] == {"total": 42}
     assert "command" not in json.dumps(offered) and "mcp_server.py" not in json.dumps(events)
 
 
@@ -102,12 +103,12 @@ async def test_results_errors_and_images(tmp_path: Path, stopping: list[Harness]
         )
     )
     events = await h.turns(sid, 1, timeout=30)
-    by_name = {r["result"]["toolName"]: r for r in _results(events)}  # type: ignore[index]
+    by_name = {r["result"]["toolName"]: r for r in _results(events)}
     assert by_name["srv__echo"]["status"] == "completed"
     failed = by_name["srv__explode"]
-    assert failed["status"] == "failed" and failed["error"]["code"] == "MCP_TOOL_ERROR"  # type: ignore[index]
-    assert "exploded: bad input" in failed["error"]["message"]  # type: ignore[index]
-    (image,) = by_name["srv__picture"]["result"]["output"]["content"]  # type: ignore[index]
+    assert failed["status"] == "failed" and failed["error"]["code"] == "MCP_TOOL_ERROR"
+    assert "exploded: bad input" in failed["error"]["message"]
+    (image,) = by_name["srv__picture"]["result"]["output"]["content"]
     assert image["type"] == "file" and image["mediaType"] == "image/png"
     assert by_name["srv__missing"]["status"] == "failed"
     reply = of_type(events, "message.completed")[-1]["data"]["message"]
@@ -124,7 +125,7 @@ async def test_an_http_server_restarting_mid_session(
     await h.send(sid, _call("web__whoami", {}))
     second = _results(await h.turns(sid, 2, timeout=30))[1]
     assert first["status"] == second["status"] == "completed"
-    assert first["result"]["output"] != second["result"]["output"]  # type: ignore[index]
+    assert first["result"]["output"] != second["result"]["output"]
 
 
 async def test_approval_of_connection_calls(
@@ -148,7 +149,7 @@ async def test_approval_of_connection_calls(
     )
     events = await h.turns(sid, 1, timeout=30)
     created = _results(events)[-1]
-    assert created["status"] == "completed" and created["result"]["output"]["status"] == 201  # type: ignore[index]
+    assert created["status"] == "completed" and created["result"]["output"]["status"] == 201
     await h.send(sid, _call("srv__echo", {"text": "x"}))
     events = await h.wait_for(sid, lambda e: len(of_type(e, "input.requested")) == 2, timeout=30)
     (request,) = of_type(events, "input.requested")[-1]["data"]["requests"]

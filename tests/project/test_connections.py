@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from eve_runtime.authoring.connections import OpenApiConnection
 from eve_runtime.project.info import cli_info
 from tests.helpers import compiled, errors, minimal_app
 
@@ -30,7 +31,9 @@ def test_connections_compile_and_info_shows_them_without_secrets(tmp_path: Path)
     with compiled(root) as app:
         assert app.ok, [d.message for d in app.diagnostics]
         assert app.root is not None and set(app.root.connections) == {"docs", "pet-store"}
-        assert app.root.connections["pet-store"].spec_base == str(root / "agent" / "connections")
+        pets_definition = app.root.connections["pet-store"]
+        assert isinstance(pets_definition, OpenApiConnection)
+        assert pets_definition.spec_base == str(root / "agent" / "connections")
         info = cli_info(app)
     by_name = {c["connectionName"]: c for c in info["connections"]}
     docs = by_name["docs"]

@@ -206,19 +206,22 @@ class McpLink:
 def _describe(exc: BaseException, definition: McpClientConnection) -> str:
     leaves = list(_leaves(exc))
     first = leaves[0] if leaves else exc
-    where = definition.shown_url()
+    # What the model may read too: never the URL or the command line (eve connections test shows them).
     if isinstance(first, httpx.ConnectError):
-        return f"cannot connect to {where}: is the MCP server running?"
+        return "cannot connect to the MCP server: is the MCP server running?"
+    if isinstance(first, httpx.TimeoutException):
+        return "the MCP server did not answer in time"
     if isinstance(first, httpx.HTTPStatusError):
         status = first.response.status_code
         hint = " (check the connection's auth and headers)" if status in (401, 403) else ""
-        return f"{where} answered HTTP {status}{hint}"
+        return f"the MCP server answered HTTP {status}{hint}"
     if isinstance(first, FileNotFoundError):
-        return f"cannot start {definition.command[0]!r}: no such program (check command=)"
+        return "cannot start the MCP server: no such program (check command=)"
     if isinstance(first, McpError):
-        return f"{where}: {first.error.message}"
-    text = str(first) or type(first).__name__
-    return f"{where}: {type(first).__name__}: {text}"
+        return f"the MCP server refused: {first.error.message}"
+    if definition.url is None and isinstance(first, (anyio.EndOfStream, anyio.ClosedResourceError, EOFError)):
+        return "the stdio MCP server exited before the handshake (run its command by hand to see why)"
+    return f"{type(first).__name__} talking to the MCP server"
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:

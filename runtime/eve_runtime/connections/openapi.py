@@ -66,7 +66,9 @@ async def _read(definition: OpenApiConnection) -> tuple[Any, str | None]:
                 response = await client.get(spec, headers=definition.resolved_headers())
                 response.raise_for_status()
         except httpx.HTTPError as exc:
-            raise ConnectionCallError("CONNECTION_UNAVAILABLE", f"cannot fetch the OpenAPI document: {exc}") from None
+            raise ConnectionCallError(
+                "CONNECTION_UNAVAILABLE", f"cannot fetch the OpenAPI document ({type(exc).__name__})"
+            ) from None
         text, origin = response.text, str(response.url)
     else:
         path = Path(spec)
@@ -76,7 +78,7 @@ async def _read(definition: OpenApiConnection) -> tuple[Any, str | None]:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ConnectionCallError(
-                "CONNECTION_UNAVAILABLE", f"cannot read the OpenAPI document {spec}: {exc}"
+                "CONNECTION_UNAVAILABLE", f"cannot read the OpenAPI document ({type(exc).__name__}: check spec=)"
             ) from None
         origin = None
     try:
