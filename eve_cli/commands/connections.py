@@ -43,7 +43,9 @@ def test(name: NameArgument) -> None:
     definition, _agent = found
     report = asyncio.run(check_connection(name, definition, compiled.paths.app_root))
     if not report.ok:
-        fail(f"connection {name!r} ({report.protocol}, {report.where}): {report.problem}. Fix: {report.fix}.")
+        problem = (report.problem or "").removeprefix(f"connection {name!r}: ")
+        ending = "" if problem.endswith((".", "?", "!")) else "."
+        fail(f"connection {name!r} ({report.protocol}, {report.where}): {problem}{ending} Fix: {report.fix}.")
     out.print(f"[bold]{escape(name)}[/] ({report.protocol}, {escape(report.where)}): {len(report.tools)} tools")
     for tool in report.tools:
         summary = tool.description.strip().splitlines()[0] if tool.description.strip() else ""

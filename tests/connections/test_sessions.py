@@ -1,7 +1,7 @@
 """Connections in sessions: connection_search, qualified calls, results, approvals, sign-in parking, restarts.
 
 Every test runs real servers: the FastMCP fixture over stdio (started by the connection) and over
-streamable HTTP (a subprocess, once per module), and the OpenAPI service (uvicorn, once per module).
+streamable HTTP (a subprocess, once per test run), and the OpenAPI service (uvicorn, once per run).
 """
 
 from __future__ import annotations
