@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from eve_runtime.authoring.connections import AuthContext, ConnectionDefinition
 
-__all__ = ["ConnectionAccess", "ConnectionCallError", "ConnectionToolInfo", "SignIn"]
+__all__ = ["ConnectionAccess", "ConnectionCallError", "ConnectionToolInfo", "SignIn", "content_text"]
 
 SEPARATOR = "__"
 """Between a connection's name and its tool's name in what the model calls (`linear__create_issue`)."""
@@ -80,3 +80,21 @@ class ConnectionAccess(Protocol):
         Raises `ConnectionCallError` when the call could not be made.
         """
         ...
+
+
+def content_text(output: Any) -> Any:
+    """What the model reads of a connection result: an MCP result's content blocks as text.
+
+    Never its `structuredContent` or `_meta`; any other result (an OpenAPI answer, a failure) as it is.
+    """
+    if not (isinstance(output, Mapping) and isinstance(output.get("content"), list) and "code" not in output):
+        return output
+    parts = []
+    for block in output["content"]:
+        if block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif block.get("type") == "file":
+            parts.append(f"[file: {block.get('mediaType', 'application/octet-stream')}]")
+        else:
+            parts.append(str(block.get("text") or f"[resource: {block.get('uri')}]"))
+    return "\n".join(parts)

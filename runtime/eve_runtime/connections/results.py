@@ -14,6 +14,8 @@ from typing import Any
 
 from mcp import types as mcp_types
 
+from eve_runtime.authoring.connection_access import content_text
+
 __all__ = ["model_text", "tool_output"]
 
 
@@ -37,23 +39,11 @@ def _block(block: Any) -> dict[str, Any]:
     return {"type": "text", "text": json.dumps(block.model_dump(mode="json", exclude_none=True))}
 
 
-def _text_of(blocks: list[dict[str, Any]]) -> str:
-    parts = []
-    for block in blocks:
-        if block["type"] == "text":
-            parts.append(block["text"])
-        elif block["type"] == "file":
-            parts.append(f"[file: {block.get('mediaType', 'application/octet-stream')}]")
-        else:
-            parts.append(block.get("text") or f"[resource: {block['uri']}]")
-    return "\n".join(parts)
-
-
 def tool_output(result: mcp_types.CallToolResult) -> dict[str, Any]:
     """The eve tool output of one MCP result (a `{"code", "message"}` failure when `isError`)."""
     blocks = [_block(block) for block in result.content]
     if result.isError:
-        text = _text_of(blocks) or "the tool reported an error without a message"
+        text = content_text({"content": blocks}) or "the tool reported an error without a message"
         return {"code": "MCP_TOOL_ERROR", "message": f"Tool call failed: {text}", "content": blocks}
     output: dict[str, Any] = {"content": blocks}
     if result.structuredContent is not None:
@@ -62,9 +52,6 @@ def tool_output(result: mcp_types.CallToolResult) -> dict[str, Any]:
 
 
 def model_text(output: Any) -> str:
-    """What the model reads of a connection result: its content blocks as text."""
-    if isinstance(output, dict) and isinstance(output.get("content"), list) and "code" not in output:
-        return _text_of(output["content"])
-    if isinstance(output, str):
-        return output
-    return json.dumps(output, separators=(",", ":"))
+    """What the model reads of a connection result, as text."""
+    value = content_text(output)
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))

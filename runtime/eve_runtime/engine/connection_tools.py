@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from eve_runtime.authoring.connection_access import SEPARATOR, ConnectionCallError, ConnectionToolInfo
+from eve_runtime.authoring.connection_access import SEPARATOR, ConnectionCallError, ConnectionToolInfo, content_text
 from eve_runtime.authoring.connections import AuthContext, ConnectionDefinition
 from eve_runtime.authoring.tools import ToolOptions
 from eve_runtime.checkpoint import SessionState
@@ -185,7 +185,7 @@ def connection_tool(session: Session, name: str, info: ConnectionToolInfo | None
 
     policy = definition.approval
     approval = policy if isinstance(policy, bool) or callable(policy) else False
-    options = ToolOptions(needs_approval=approval, to_model_output=_model_text)
+    options = ToolOptions(needs_approval=approval, to_model_output=content_text)
     description = info.description if info is not None else name
     return RuntimeTool(
         manifest=_manifest(name, description, {"type": "object"}),
@@ -193,18 +193,3 @@ def connection_tool(session: Session, name: str, info: ConnectionToolInfo | None
         invoke=call,
         read_only=info.read_only if info is not None else False,
     )
-
-
-def _model_text(output: Any) -> Any:
-    """The content blocks of an MCP result as text (no `structuredContent`, no `_meta`); other results as they are."""
-    if isinstance(output, dict) and isinstance(output.get("content"), list):
-        parts = []
-        for block in output["content"]:
-            if block.get("type") == "text":
-                parts.append(str(block.get("text", "")))
-            elif block.get("type") == "file":
-                parts.append(f"[file: {block.get('mediaType', 'application/octet-stream')}]")
-            else:
-                parts.append(str(block.get("text") or f"[resource: {block.get('uri')}]"))
-        return "\n".join(parts)
-    return output
