@@ -7,7 +7,6 @@ httpx (`openapi`); `results` maps MCP results to eve tool results. The engine ne
 this package: it reaches it through `eve_runtime.authoring.connection_access.ConnectionAccess`.
 """
 
-from eve_runtime.connections.manager import ConnectionManager
-from eve_runtime.connections.results import model_text
+from eve_runtime.connections.manager import ConnectionManager, model_text
 
 __all__ = ["ConnectionManager", "model_text"]

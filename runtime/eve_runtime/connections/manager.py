@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from eve_runtime.authoring.connection_access import ConnectionCallError, ConnectionToolInfo, SignIn
+from eve_runtime.authoring.connection_access import ConnectionCallError, ConnectionToolInfo, SignIn, content_text
 from eve_runtime.authoring.connections import (
     AuthContext,
     ConnectionAuth,
@@ -26,11 +27,12 @@ from eve_runtime.authoring.connections import (
     OpenApiConnection,
     resolve_values,
 )
-from eve_runtime.connections.mcp_link import LinkError, McpLink
-from eve_runtime.connections.openapi import OpenApiDocument, call_operation, load_document
-from eve_runtime.connections.results import tool_output
 
-__all__ = ["ConnectionManager"]
+if TYPE_CHECKING:
+    from eve_runtime.connections.mcp_link import McpLink
+    from eve_runtime.connections.openapi import OpenApiDocument
+
+__all__ = ["ConnectionManager", "model_text"]
 
 _Key = tuple[str, int, str]
 
@@ -112,6 +114,8 @@ class ConnectionManager:
         key = (name, id(definition), token)
         link = self._links.get(key)
         if link is None:
+            from eve_runtime.connections.mcp_link import McpLink  # the mcp SDK is imported at the first MCP need
+
             environment = resolve_values(definition.env)
             link = McpLink(
                 definition,
@@ -154,6 +158,8 @@ class ConnectionManager:
             cached = self._tools.get(key)
             if cached is not None:
                 return cached
+            from eve_runtime.connections.mcp_link import LinkError
+
             try:
                 listed = await link.list_tools()
             except LinkError as exc:
@@ -177,6 +183,8 @@ class ConnectionManager:
     async def _document(self, name: str, definition: OpenApiConnection) -> OpenApiDocument:
         document = self._documents.get(id(definition))
         if document is None:
+            from eve_runtime.connections.openapi import load_document
+
             document = await load_document(name, definition)
             self._documents[id(definition)] = document
             self._keep[id(definition)] = definition
@@ -195,8 +203,13 @@ class ConnectionManager:
             if operation is None:
                 raise ConnectionCallError("UNKNOWN_TOOL", f"connection {name!r} has no operation {tool!r}")
             headers, _token = await self._headers(name, definition, caller)
+            from eve_runtime.connections.openapi import call_operation
+
             return await call_operation(document, definition, operation, arguments, headers)
         _key, link = await self._link(name, definition, caller)
+        from eve_runtime.connections.mcp_link import LinkError
+        from eve_runtime.connections.results import tool_output
+
         try:
             result = await link.call_tool(tool, dict(arguments))
         except LinkError as exc:
@@ -216,3 +229,9 @@ class ConnectionManager:
         self._documents.clear()
         self._keep.clear()
         await asyncio.gather(*(link.close() for link in links), *self._closing, return_exceptions=True)
+
+
+def model_text(output: Any) -> str:
+    """What the model reads of a connection result, as text."""
+    value = content_text(output)
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))

@@ -16,7 +16,7 @@ from mcp import types as mcp_types
 
 from eve_runtime.authoring.connection_access import content_text
 
-__all__ = ["model_text", "tool_output"]
+__all__ = ["tool_output"]
 
 
 def _block(block: Any) -> dict[str, Any]:
@@ -49,9 +49,3 @@ def tool_output(result: mcp_types.CallToolResult) -> dict[str, Any]:
     if result.structuredContent is not None:
         output["structuredContent"] = result.structuredContent
     return output
-
-
-def model_text(output: Any) -> str:
-    """What the model reads of a connection result, as text."""
-    value = content_text(output)
-    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
