@@ -45,6 +45,7 @@ class McpHttpServer:
         deadline = time.monotonic() + 20
         while not port_file.exists() or not port_file.read_text():
             if self.process.poll() is not None or time.monotonic() > deadline:
+                self.kill()
                 raise RuntimeError("the MCP fixture server did not start")
             time.sleep(0.02)
         self.port = int(port_file.read_text())

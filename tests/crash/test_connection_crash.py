@@ -29,14 +29,15 @@ web = define_mcp_client_connection(url={url!r}, description="The test server ove
 
 def test_a_kill_during_an_mcp_call_is_reported_not_sent_again(tmp_path: Path) -> None:
     calls = tmp_path / "mcp-calls.log"
-    mcp = McpHttpServer(tmp_path, call_log=calls).start()
+    mcp = McpHttpServer(tmp_path, call_log=calls)
     app = scaffold(tmp_path)
-    (app / "agent" / "connections").mkdir()
-    (app / "agent" / "connections" / "web.py").write_text(CONNECTION.format(url=mcp.url))
     ledger = tmp_path / "ledger.ndjson"
     server = EveProcess(app, ledger)
     client = Client(server)
     try:
+        mcp.start()
+        (app / "agent" / "connections").mkdir(exist_ok=True)
+        (app / "agent" / "connections" / "web.py").write_text(CONNECTION.format(url=mcp.url))
         server.start()
         message = "/call web__record " + json.dumps({"text": "charge-card", "seconds": 5})
         created = client.create("op-mcp", message)
