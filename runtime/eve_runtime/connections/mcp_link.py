@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import sys
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from datetime import timedelta
@@ -107,7 +108,7 @@ class McpLink:
         program, *args = definition.command
         base = {key: os.environ[key] for key in ("PATH", "HOME", "LANG", "SYSTEMROOT") if key in os.environ}
         parameters = StdioServerParameters(command=program, args=args, env={**base, **self.environment}, cwd=self.cwd)
-        return stdio_client(parameters)
+        return stdio_client(parameters, errlog=_server_log())
 
     async def _hold(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event) -> None:
         try:
@@ -201,6 +202,27 @@ class McpLink:
         """Close the session (a stdio server is stopped)."""
         async with self._lock:
             await self._close_owner()
+
+
+_DEVNULL: list[Any] = []
+
+
+def _server_log() -> Any:
+    """Where a stdio server's stderr goes: the process's own stderr, else nowhere.
+
+    The SDK's default is whatever `sys.stderr` was when it was imported, which a test runner or a
+    terminal UI may have swapped for a stream without a file descriptor.
+    """
+    stream = sys.__stderr__
+    try:
+        if stream is not None:
+            stream.fileno()
+            return stream
+    except (OSError, ValueError, AttributeError):
+        pass
+    if not _DEVNULL:
+        _DEVNULL.append(open(os.devnull, "w"))  # one for the process: every stdio server may share it
+    return _DEVNULL[0]
 
 
 def _describe(exc: BaseException, definition: McpClientConnection) -> str:
