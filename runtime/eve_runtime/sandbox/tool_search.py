@@ -15,8 +15,11 @@ sandbox, and read the workspace's files where they are on this machine.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import re
-from pathlib import Path
+from collections.abc import Generator
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -24,7 +27,9 @@ from pydantic import Field
 from eve_runtime.authoring.context import ToolContext
 from eve_runtime.authoring.sandbox_session import Sandbox, SandboxError
 from eve_runtime.authoring.tools import tool
-from eve_runtime.sandbox.globbing import GlobPattern, walk_files
+from eve_runtime.sandbox.globbing import SKIPPED, GlobPattern
+from eve_runtime.sandbox.handle import HostSandbox
+from eve_runtime.sandbox.tree_files import TreeFiles, walk_folder
 from eve_runtime.sandbox.truncate import MAX_OUTPUT_BYTES, cap_line
 
 __all__ = ["GLOB_INPUT_SCHEMA", "GREP_INPUT_SCHEMA", "glob", "grep"]
@@ -103,32 +108,60 @@ GREP_INPUT_SCHEMA: dict[str, Any] = {
 }
 
 
-def _root(sandbox: Sandbox, path: str | None) -> tuple[str, Path]:
-    display = sandbox.resolve_path(path or "/workspace")
-    local = sandbox.local_path(display)
-    if local is None:
+@dataclass(frozen=True)
+class _Root:
+    """Where a search starts: a folder (or, for grep, one file) of one of the sandbox's trees."""
+
+    display: str
+    tree: TreeFiles
+    relative: str
+
+    def folder(self) -> int:
+        return self.tree.open_folder(self.relative, self.display)
+
+    def files(self, matcher: GlobPattern | None) -> Generator[tuple[str, bytes | None], None, None]:
+        """Each matching file (its path relative to the root, its bytes or None: skipped), links not followed."""
+        try:
+            fd = self.folder()
+        except NotADirectoryError:
+            name = self.display.rsplit("/", 1)[-1]
+            if matcher is None or matcher.matches(name):
+                yield name, self.tree.read(self.relative, self.display, limit=_MAX_FILE_BYTES)
+            return
+        try:
+            for relative, folder, name in walk_folder(fd, SKIPPED):
+                if matcher is None or matcher.matches(relative):
+                    yield relative, self.tree.read_in(folder, name, self.display, _MAX_FILE_BYTES)
+        finally:
+            os.close(fd)
+
+
+def _root(sandbox: Sandbox, path: str | None) -> _Root:
+    if not isinstance(sandbox, HostSandbox):
         raise SandboxError("this sandbox's files are not on this machine, so glob and grep cannot search them")
-    if not local.exists():
-        raise FileNotFoundError(f"{display} does not exist")
-    return display, local
+    where = sandbox.resolved(path or "/workspace")
+    return _Root(where.display, sandbox.trees[where.tree], where.relative)
 
 
-def _glob(display: str, local: Path, pattern: str, limit: int) -> dict[str, Any]:
-    if not local.is_dir():
-        raise NotADirectoryError(f"{display} is not a folder")
+def _glob(root: _Root, pattern: str, limit: int) -> dict[str, Any]:
+    display = root.display
     matcher = GlobPattern(pattern)
     found: list[str] = []
     size = 0
     truncated = False
-    for relative, _ in walk_files(local):
-        if not matcher.matches(relative):
-            continue
-        line = f"{display}/{relative}"
-        if len(found) >= limit or (size + len(line) + 1 > MAX_OUTPUT_BYTES and found):
-            truncated = True
-            break
-        found.append(line)
-        size += len(line) + 1
+    folder = root.folder()
+    try:
+        for relative, _, _ in walk_folder(folder, SKIPPED):
+            if not matcher.matches(relative):
+                continue
+            line = f"{display}/{relative}"
+            if len(found) >= limit or (size + len(line) + 1 > MAX_OUTPUT_BYTES and found):
+                truncated = True
+                break
+            found.append(line)
+            size += len(line) + 1
+    finally:
+        os.close(folder)
     if not found:
         return {"content": "No files found", "count": 0, "path": display, "truncated": False}
     lines = list(found)
@@ -153,8 +186,8 @@ async def glob(
     ] = None,
 ) -> dict[str, Any]:
     """Find sandbox files by glob pattern."""
-    display, local = _root(await ctx.get_sandbox(), path)
-    return await asyncio.to_thread(_glob, display, local, pattern, limit or 100)
+    root = _root(await ctx.get_sandbox(), path)
+    return await asyncio.to_thread(_glob, root, pattern, limit or 100)
 
 
 class _Output:
@@ -175,51 +208,45 @@ class _Output:
         return True
 
 
-def _file_lines(file: Path) -> list[str] | None:
+def _file_lines(data: bytes | None) -> list[str] | None:
     """A text file's lines; None for a binary, unreadable or huge file (skipped, as ripgrep does)."""
-    try:
-        if file.stat().st_size > _MAX_FILE_BYTES:
-            return None
-        data = file.read_bytes()
-    except OSError:
+    if data is None:
         return None
     if b"\0" in data[:8192]:
         return None
     return data.decode("utf-8", errors="replace").splitlines()
 
 
-def _grep(
-    display: str, local: Path, regex: re.Pattern[str], file_glob: str | None, context: int, limit: int
-) -> dict[str, Any]:
+def _grep(root: _Root, regex: re.Pattern[str], file_glob: str | None, context: int, limit: int) -> dict[str, Any]:
+    display = root.display
     matcher = GlobPattern(file_glob) if file_glob else None
-    single = local.is_file()
+    single = not root.tree.is_folder(root.relative, display)
     out = _Output()
     matches = 0
     by_limit = False
-    for relative, file in walk_files(local):
-        if out.full:
-            break
-        if matcher is not None and not matcher.matches(relative):
-            continue
-        lines = _file_lines(file)
-        if lines is None:
-            continue
-        hits = [i for i, line in enumerate(lines) if regex.search(line)][:limit]
-        if not hits:
-            continue
-        by_limit = by_limit or len(hits) >= limit
-        matches += len(hits)
-        name = display if single else f"{display}/{relative}"
-        hit_set = set(hits)
-        shown = sorted({j for i in hits for j in range(max(0, i - context), min(len(lines), i + context + 1))})
-        previous: int | None = None
-        for j in shown:
-            if context and previous is not None and j != previous + 1 and not out.add("--"):
+    with contextlib.closing(root.files(matcher)) as files:
+        for relative, data in files:
+            if out.full:
                 break
-            mark = ":" if j in hit_set else "-"
-            if not out.add(f"{name}{mark}{j + 1}{mark}{cap_line(lines[j])}"):
-                break
-            previous = j
+            lines = _file_lines(data)
+            if lines is None:
+                continue
+            hits = [i for i, line in enumerate(lines) if regex.search(line)][:limit]
+            if not hits:
+                continue
+            by_limit = by_limit or len(hits) >= limit
+            matches += len(hits)
+            name = display if single else f"{display}/{relative}"
+            hit_set = set(hits)
+            shown = sorted({j for i in hits for j in range(max(0, i - context), min(len(lines), i + context + 1))})
+            previous: int | None = None
+            for j in shown:
+                if context and previous is not None and j != previous + 1 and not out.add("--"):
+                    break
+                mark = ":" if j in hit_set else "-"
+                if not out.add(f"{name}{mark}{j + 1}{mark}{cap_line(lines[j])}"):
+                    break
+                previous = j
     if not out.lines:
         return {"content": "No matches found", "matchCount": 0, "path": display, "truncated": False}
     notices = []
@@ -247,5 +274,5 @@ async def grep(
         regex = re.compile(re.escape(pattern) if literal else pattern, re.IGNORECASE if ignoreCase else 0)
     except re.error as exc:
         raise ValueError(f"grep: {pattern!r} is not a valid regular expression: {exc}") from None
-    display, local = _root(await ctx.get_sandbox(), path)
-    return await asyncio.to_thread(_grep, display, local, regex, glob, context or 0, limit or 100)
+    root = _root(await ctx.get_sandbox(), path)
+    return await asyncio.to_thread(_grep, root, regex, glob, context or 0, limit or 100)
