@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ import pytest
 
 from eve_runtime.authoring.sandbox import define_sandbox
 from eve_runtime.authoring.sandbox_session import SandboxError, SandboxPathError
-from eve_runtime.sandbox import globbing
+from eve_runtime.sandbox import globbing, tool_search
 from eve_runtime.sandbox.handle import HostSandbox
 from eve_runtime.sandbox.paths import ResolvedPath
 from tests.harness import Harness, make_harness
@@ -208,3 +209,32 @@ async def test_write_file_keeps_an_existing_files_mode(tmp_path: Path) -> None:
     (sandbox.layout.workspace_dir / "plain.txt").touch()  # what any new file gets here (the umask applied)
     expected = stat.S_IMODE((sandbox.layout.workspace_dir / "plain.txt").stat().st_mode)
     assert stat.S_IMODE((sandbox.layout.workspace_dir / "new.txt").stat().st_mode) == expected
+
+
+async def test_a_pattern_that_backtracks_for_ever_fails_grep_without_freezing_the_server(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tool_search, "SEARCH_SECONDS", 1.0)
+    sid, target = await session_file(h, "aaa.txt")
+    target.write_text("a" * 34 + "!\n")  # (a|aa)+$ tries ~10^7 ways here (re: 9 s, holding the GIL)
+    gaps: list[float] = []
+
+    async def tick() -> None:
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(0.05)
+            gaps.append(time.monotonic() - last)
+            last = time.monotonic()
+
+    ticker = asyncio.create_task(tick())
+    started = time.monotonic()
+    try:
+        events = await run(h, call("grep", pattern="(a|aa)+$", glob="aaa.txt"), session=sid)
+    finally:
+        ticker.cancel()
+    assert time.monotonic() - started < 6
+    assert results(events)[-1]["status"] == "failed"
+    assert "took longer than 1 s" in json.dumps(output(events))
+    assert max(gaps) < 1.0  # the event loop kept running while the pattern was matched
+    events = await run(h, call("grep", pattern="^a+!$", glob="aaa.txt"), session=sid)
+    assert output(events)["matchCount"] == 1
