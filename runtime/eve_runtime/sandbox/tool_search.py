@@ -17,9 +17,7 @@ sandbox, and read the workspace's files where they are on this machine.
 from __future__ import annotations
 
 import asyncio
-import bisect
 import contextlib
-import itertools
 import os
 import time
 from collections.abc import Generator
@@ -224,32 +222,41 @@ def _file_lines(data: bytes | None) -> list[str] | None:
     return data.decode("utf-8", errors="replace").splitlines()
 
 
-def _matching_lines(pattern: regex.Pattern[str], lines: list[str], deadline: float) -> list[int]:
-    """The indexes of the lines with a match, found in one pass over the whole text (per-line calls cost 10x).
+def _matching_lines(pattern: regex.Pattern[str], lines: list[str], deadline: float, limit: int) -> list[int]:
+    """The indexes of the first `limit` lines with a match, searched in the whole text (one call per hit).
 
-    The pattern is compiled with MULTILINE, so `^` and `$` mean what they mean on one line; a
-    match that crosses a line break does not count, and the lines it spans are tried one by one.
+    The pattern is compiled with MULTILINE, so `^` and `$` mean what they mean on one line. After
+    a hit the search goes on at the next line; a match that crosses a line break does not count,
+    and its first line is tried alone.
     """
+    if not lines:
+        return []
     text = "\n".join(lines)
-    starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
-    hits: set[int] = set()
-    spanned: set[int] = set()
+    hits: list[int] = []
+    position = line = line_start = 0
+
+    def budget() -> float:
+        return max(deadline - time.monotonic(), 0.001)
+
     try:
-        for match in pattern.finditer(text, timeout=max(deadline - time.monotonic(), 0.001)):
-            first = bisect.bisect_right(starts, match.start()) - 1
-            if "\n" in match.group():
-                spanned.update(range(first, bisect.bisect_right(starts, match.end()) - 1 + 1))
-            else:
-                hits.add(first)
-        for index in sorted(spanned - hits):
-            if index < len(lines) and pattern.search(lines[index], timeout=max(deadline - time.monotonic(), 0.001)):
-                hits.add(index)
+        while len(hits) < limit and position <= len(text):
+            match = pattern.search(text, position, timeout=budget())
+            if match is None:
+                break
+            line += text.count("\n", line_start, match.start())
+            line_start = text.rfind("\n", 0, match.start()) + 1
+            line_end = text.find("\n", match.start())
+            line_end = len(text) if line_end == -1 else line_end
+            if match.end() <= line_end or pattern.search(lines[line], timeout=budget()):
+                hits.append(line)
+            position = line_start = line_end + 1
+            line += 1
     except TimeoutError:
         raise TimeoutError(
             f"grep: matching {pattern.pattern!r} took longer than {SEARCH_SECONDS:g} s; "
             "simplify the pattern (nested repetition such as (a+)+ backtracks for ever) or narrow the path"
         ) from None
-    return sorted(hits)
+    return hits
 
 
 def _grep(root: _Root, pattern: regex.Pattern[str], file_glob: str | None, context: int, limit: int) -> dict[str, Any]:
@@ -267,7 +274,7 @@ def _grep(root: _Root, pattern: regex.Pattern[str], file_glob: str | None, conte
             lines = _file_lines(data)
             if lines is None:
                 continue
-            hits = _matching_lines(pattern, lines, deadline)[:limit]
+            hits = _matching_lines(pattern, lines, deadline, limit)
             if not hits:
                 continue
             by_limit = by_limit or len(hits) >= limit
