@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import gzip
 import json
 import socket
 import threading
 import time
+import tracemalloc
+import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -21,6 +25,13 @@ from tests.harness import Harness, StoreKind, make_harness, of_type
 pytestmark = pytest.mark.anyio
 
 PAGE = "<html><head><title>Docs</title></head><body><h1>Hello</h1><p>See <a href='/next'>next</a>.</p></body></html>"
+
+
+@functools.cache
+def bomb() -> bytes:
+    return gzip.compress(b"a" * (60 * 1024 * 1024), compresslevel=9)
+
+
 ALLOW_LOOPBACK = {
     "agent/sandbox.py": (
         'from eve_runtime import define_sandbox\n\nsandbox = define_sandbox(network={"allow": ["127.0.0.1"]})\n'
@@ -65,6 +76,12 @@ class _Handler(BaseHTTPRequestHandler):
                 except OSError:
                     return  # the client gave up
                 time.sleep(0.25)
+        elif self.path == "/bomb":  # 60 KB on the wire, 60 MB inflated
+            self._send(200, bomb(), "text/plain", **{"content-encoding": "gzip"})
+        elif self.path == "/gzipped":
+            self._send(200, gzip.compress(PAGE.encode()), **{"content-encoding": "gzip"})
+        elif self.path == "/deflated":
+            self._send(200, zlib.compress(PAGE.encode()), **{"content-encoding": "deflate"})
         elif self.path == "/binary":
             self._send(200, b"\x89PNG\r\n", "image/png")
         else:
@@ -234,3 +251,18 @@ async def test_a_slow_drip_ends_at_the_timeout(allowed: Harness, site: str) -> N
     assert time.monotonic() - started < 3
     assert result["status"] == "failed"
     assert "gave up" in json.dumps(result["result"]["output"])
+
+
+async def test_a_compressed_body_is_inflated_only_up_to_the_cap(allowed: Harness, site: str) -> None:
+    for path in ("/gzipped", "/deflated"):
+        output = (await fetch(allowed, url=site + path, format="html"))["result"]["output"]
+        assert output["content"] == PAGE, path
+    bomb()  # made before memory is measured
+    tracemalloc.start()
+    try:
+        output = (await fetch(allowed, url=f"{site}/bomb", format="text"))["result"]["output"]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert output["truncated"] is True and output["content"].startswith("a" * 1000)
+    assert peak < 30 * 1024 * 1024, f"{peak / 2**20:.0f} MiB at the peak"

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import zlib
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -172,16 +173,55 @@ async def _fetch(url: str, policy: NetworkPolicy, timeout: float) -> tuple[httpx
                 if response.is_redirect and "location" in response.headers:
                     target = target.join(response.headers["location"])
                     continue
-                body = bytearray()
-                cut = False
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > MAX_RESPONSE_BYTES:
-                        del body[MAX_RESPONSE_BYTES:]
-                        cut = True
+                body = _Body(response.headers.get("content-encoding", ""))
+                async for chunk in response.aiter_raw():
+                    if body.add(chunk):
                         break
-                return response, target, bytes(body), cut
+                return response, target, body.value(), body.cut
     raise ConnectionError(f"web_fetch stopped after {MAX_REDIRECTS} redirects from {url}")
+
+
+class _Body:
+    """A response body decompressed here, never past `MAX_RESPONSE_BYTES` (httpx would inflate a whole chunk).
+
+    A small gzip "bomb" can inflate a thousandfold; each chunk is inflated only as far as the cap.
+    """
+
+    def __init__(self, encoding: str) -> None:
+        codings = [c.strip().lower() for c in encoding.split(",") if c.strip().lower() not in ("", "identity")]
+        if any(c not in ("gzip", "x-gzip", "deflate") for c in codings) or len(codings) > 1:
+            raise ValueError(f"web_fetch cannot decode a body encoded as {encoding!r}")
+        self.inflater = None
+        if codings:
+            wbits = zlib.MAX_WBITS | 16 if codings[0] != "deflate" else zlib.MAX_WBITS
+            self.inflater = zlib.decompressobj(wbits)
+            self.raw_deflate = codings[0] == "deflate"
+        self.data = bytearray()
+        self.cut = False
+
+    def add(self, chunk: bytes) -> bool:
+        """Take one raw chunk; True once the cap is reached (the rest is not read)."""
+        if self.inflater is None:
+            self.data += chunk
+        else:
+            pending = chunk
+            while pending and len(self.data) <= MAX_RESPONSE_BYTES:
+                try:
+                    self.data += self.inflater.decompress(pending, MAX_RESPONSE_BYTES + 1 - len(self.data))
+                except zlib.error:
+                    if not self.raw_deflate or self.data:
+                        raise ValueError("web_fetch could not decompress the response body") from None
+                    self.inflater = zlib.decompressobj(-zlib.MAX_WBITS)  # "deflate" sent without its zlib header
+                    self.raw_deflate = False
+                    continue
+                pending = self.inflater.unconsumed_tail
+        if len(self.data) > MAX_RESPONSE_BYTES:
+            del self.data[MAX_RESPONSE_BYTES:]
+            self.cut = True
+        return self.cut
+
+    def value(self) -> bytes:
+        return bytes(self.data)
 
 
 def web_fetch_tool(policy: NetworkPolicy) -> Callable[..., Coroutine[Any, Any, dict[str, Any]]]:
