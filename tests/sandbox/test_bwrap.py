@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from eve_runtime.authoring.sandbox import define_sandbox
+from eve_runtime.sandbox import bwrap
 from eve_runtime.sandbox.bwrap import BwrapBackend
 from tests.sandbox.support import needs_bwrap, open_sandbox
 
@@ -123,6 +124,20 @@ async def test_what_only_eves_user_may_read_in_etc_is_hidden(tmp_path: Path) -> 
     result = await sandbox.run("cat /etc/shadow; head -c 5 /etc/passwd")
     assert "root:" not in result.stdout.replace(Path("/etc/passwd").read_text()[:5], "", 1)
     assert result.stdout.endswith(Path("/etc/passwd").read_text()[:5])  # the rest of /etc is there
+
+
+async def test_a_file_in_var_only_eves_user_may_read_is_hidden(tmp_path: Path) -> None:
+    descriptor, name = tempfile.mkstemp(prefix="eve-private-", dir="/var/tmp")  # mode 0600
+    os.write(descriptor, b"db-password\n")
+    os.close(descriptor)
+    bwrap._private_system_files.cache_clear()  # the scan is made once per process
+    try:
+        sandbox = await open_sandbox(tmp_path)
+        result = await sandbox.run(f"cat {name}; cat /etc/hostname > /dev/null && echo system-ok")
+        assert "db-password" not in result.stdout and "system-ok" in result.stdout
+    finally:
+        os.unlink(name)
+        bwrap._private_system_files.cache_clear()
 
 
 def test_the_probe_explains_a_missing_executable(tmp_path: Path) -> None:

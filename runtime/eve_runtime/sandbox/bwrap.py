@@ -4,10 +4,10 @@ What a command sees: the system folders (`/usr`, `/etc`, `/opt`, `/var` and the 
 links) and the root itself read-only, a private `/tmp`, `/proc` and `/dev`, the workspace
 read-write at `/workspace`, its home folder read-write at `/home/eve`, and nothing else of the
 machine (not the app, not eve's store, not other sandboxes: when the app lives under one of the
-system folders, say `/srv/app`, an empty folder is mounted over it; nor what in `/etc` only
-eve's user may read, such as `/etc/shadow` when eve runs as root). Every namespace is unshared
-(no network unless the policy allows it: then the host's network is shared), all capabilities are
-dropped, and the environment is exactly what eve passes. bubblewrap's PID namespace means that
+system folders, say `/srv/app`, an empty folder is mounted over it; nor what in `/etc` and
+`/var` only eve's user may read, such as `/etc/shadow` when eve runs as root). Every namespace
+is unshared (no network unless the policy allows it: then the host's network is shared), all
+capabilities are dropped, and the environment is exactly what eve passes. bubblewrap's PID namespace means that
 killing it on timeout ends every process the command started.
 
 Whether bubblewrap runs here is probed once per process: the package may be missing, or the
@@ -49,26 +49,43 @@ def _system_arguments() -> list[str]:
     return arguments
 
 
+PRIVATE_SCAN = (("/etc", 8), ("/var", 3))
+"""Where files only eve's user may read are looked for, and how many folders deep."""
+
+
 @cache
 def _private_system_files() -> tuple[tuple[str, bool], ...]:
-    """What in `/etc` others may not read but this process may (`/etc/shadow` when eve runs as root), and if a folder.
+    """What in `/etc` and `/var` others may not read but this process may, and whether each is a folder.
 
-    Bound read-only, `/etc` would show these to commands, which run as eve's own user.
+    Bound read-only, these would show commands (which run as eve's own user) `/etc/shadow`, a
+    database's files under `/var/lib` or debconf's passwords when eve runs as root.
     """
     found: list[tuple[str, bool]] = []
-    for current, folders, files in os.walk("/etc"):
-        for name in [*folders, *files]:
-            path = os.path.join(current, name)
-            try:
-                info = os.lstat(path)
-            except OSError:
+    for top, depth in PRIVATE_SCAN:
+        base = top.count("/")
+        for current, folders, files in os.walk(top):
+            here: list[tuple[str, bool]] = []
+            for name in [*folders, *files]:
+                path = os.path.join(current, name)
+                try:
+                    info = os.lstat(path)
+                except OSError:
+                    continue
+                if stat.S_ISLNK(info.st_mode) or info.st_mode & stat.S_IROTH or not os.access(path, os.R_OK):
+                    continue
+                if stat.S_ISREG(info.st_mode) and info.st_size == 0:
+                    continue  # an empty lock file holds nothing (and dpkg's must stay to query packages)
+                here.append((path, stat.S_ISDIR(info.st_mode)))
+            if len(here) > 3 and current != top:  # one mount for the folder instead of one per file
+                found.append((current, True))
+                folders[:] = []
                 continue
-            if stat.S_ISLNK(info.st_mode) or info.st_mode & stat.S_IROTH or not os.access(path, os.R_OK):
-                continue
-            found.append((path, stat.S_ISDIR(info.st_mode)))
-        hidden = {path for path, _ in found}
-        folders[:] = sorted(f for f in folders if os.path.join(current, f) not in hidden)
-    return tuple(found)
+            found += here
+            hidden = {path for path, _ in here}
+            deeper = current.count("/") - base < depth
+            folders[:] = sorted(f for f in folders if deeper and os.path.join(current, f) not in hidden)
+    masked = {path for path, folder in found if folder}
+    return tuple((path, folder) for path, folder in found if not any(path.startswith(m + "/") for m in masked))
 
 
 def _inside_system(path: str) -> bool:
