@@ -154,3 +154,20 @@ async def test_nothing_a_command_started_outlives_it_even_after_setsid(tmp_path:
     assert timed_out.timed_out
     await asyncio.sleep(1.5)
     assert sorted(p.name for p in (tmp_path / "wrun_a" / "workspace").iterdir()) == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_servers_secrets_do_not_reach_commands_unless_the_author_passes_them(
+    tmp_path: Path, backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVE_AUTH_TOKEN", "server-token")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+    config = define_sandbox(backend=backend, environment={"PASSED_KEY": "given"})
+    sandbox = await Workspaces(tmp_path).open("wrun_a", SandboxSpec(config=config))
+    result = await sandbox.run("env")
+    assert "server-token" not in result.stdout and "sk-ant-secret" not in result.stdout
+    assert "PASSED_KEY=given" in result.stdout
+    bootstrap = SandboxSpec(config=define_sandbox(backend=backend, bootstrap=["env > boot-env.txt"]))
+    booted = await Workspaces(tmp_path).open("wrun_b", bootstrap)
+    written = await booted.read_text_file("boot-env.txt")
+    assert written is not None and "PATH=" in written and "server-token" not in written

@@ -148,7 +148,7 @@ def _pinned(url: httpx.URL, address: str) -> tuple[httpx.URL, dict[str, str], di
     else:
         return url, {}, {}  # an address already: nothing to resolve again
     host_header = url.netloc.decode("ascii")
-    extensions: dict[str, Any] = {"sni_hostname": url.host} if url.scheme == "https" else {}
+    extensions: dict[str, Any] = {"sni_hostname": url.raw_host.decode("ascii")} if url.scheme == "https" else {}
     return url.copy_with(host=address), {"host": host_header}, extensions
 
 
