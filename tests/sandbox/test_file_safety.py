@@ -33,6 +33,7 @@ pytestmark = pytest.mark.anyio
 
 SEARCH = {
     "agent/tools/grep.py": "from eve_runtime.framework_tools import grep\n",
+    "agent/tools/glob.py": "from eve_runtime.framework_tools import glob\n",
     "agent/sandbox/workspace/a.txt": "nothing here\n",
     "agent/sandbox/workspace/b.txt": "harmless\n",
 }
@@ -149,6 +150,7 @@ async def session_file(h: Harness, name: str) -> tuple[str, Path]:
     """A new session (its sandbox made), and where a file of its workspace is on this machine."""
     sid = await h.create(call("bash", command="true"))
     await h.turns(sid, 1, timeout=20)
+    assert h.runtime is not None
     return sid, h.runtime.sandboxes.workspaces.directory(sid) / "workspace" / name
 
 
@@ -238,3 +240,13 @@ async def test_a_pattern_that_backtracks_for_ever_fails_grep_without_freezing_th
     assert max(gaps) < 1.0  # the event loop kept running while the pattern was matched
     events = await run(h, call("grep", pattern="^a+!$", glob="aaa.txt"), session=sid)
     assert output(events)["matchCount"] == 1
+
+
+async def test_a_search_past_its_time_budget_says_it_stopped(h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    sid, _ = await session_file(h, "a.txt")
+    monkeypatch.setattr(tool_search, "SEARCH_SECONDS", 0.0)
+    events = await run(h, call("grep", pattern="nothing"), session=sid)
+    found = output(events)
+    assert found["truncated"] is True and "Search stopped after 0 s" in found["content"]
+    listed = output(await run(h, call("glob", pattern="*.txt"), session=sid))
+    assert listed["truncated"] is True and "Search stopped after 0 s" in listed["content"]

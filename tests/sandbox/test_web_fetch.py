@@ -64,7 +64,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path == "/big":
             self._send(200, b"x" * 100 + b"\n" + b"y" * (6 * 1024 * 1024), "text/plain")
         elif self.path == "/who":
-            self._send(200, f"served by {self.server.server_address[0]}".encode(), "text/plain")
+            self._send(200, f"served by {self.connection.getsockname()[0]}".encode(), "text/plain")
         elif self.path == "/drip":
             self.send_response(200)
             self.send_header("content-type", "text/plain")

@@ -8,7 +8,8 @@ matching files, one absolute path a line, sorted, 100 by default (at most 1000).
 `path-line-text` for context lines, groups separated by `--`, at most `limit` matches (100) per
 file. Binary files are skipped. The regular expressions are Python's (close to ripgrep's), run by
 the `regex` engine under a time budget (20 s for the whole search): a pattern that backtracks
-without end (`(x+x+)+y`) fails the call instead of holding a thread for ever.
+without end (`(a|aa)+$`) fails the call instead of holding a thread for ever, and a tree too
+large to search in that time gives what was found so far, marked `truncated`. glob has the same budget.
 
 Both search `/workspace` unless `path` names another folder (or, for grep, a file) of the
 sandbox, and read the workspace's files where they are on this machine.
@@ -153,10 +154,14 @@ def _glob(root: _Root, pattern: str, limit: int) -> dict[str, Any]:
     matcher = GlobPattern(pattern)
     found: list[str] = []
     size = 0
-    truncated = False
+    truncated = stopped = False
+    deadline = time.monotonic() + SEARCH_SECONDS
     folder = root.folder()
     try:
         for relative, _, _ in walk_folder(folder, SKIPPED):
+            if time.monotonic() > deadline:
+                truncated = stopped = True
+                break
             if not matcher.matches(relative):
                 continue
             line = f"{display}/{relative}"
@@ -167,6 +172,9 @@ def _glob(root: _Root, pattern: str, limit: int) -> dict[str, Any]:
             size += len(line) + 1
     finally:
         os.close(folder)
+    if stopped:
+        note = f"(Search stopped after {SEARCH_SECONDS:g} s: a very large tree. Use a more specific path or pattern.)"
+        return {"content": "\n".join([*found, "", note]), "count": len(found), "path": display, "truncated": True}
     if not found:
         return {"content": "No files found", "count": 0, "path": display, "truncated": False}
     lines = list(found)
@@ -267,9 +275,13 @@ def _grep(root: _Root, pattern: regex.Pattern[str], file_glob: str | None, conte
     out = _Output()
     matches = 0
     by_limit = False
+    stopped = False
     with contextlib.closing(root.files(matcher)) as files:
         for relative, data in files:
             if out.full:
+                break
+            if time.monotonic() > deadline:
+                stopped = True
                 break
             lines = _file_lines(data)
             if lines is None:
@@ -290,14 +302,16 @@ def _grep(root: _Root, pattern: regex.Pattern[str], file_glob: str | None, conte
                 if not out.add(f"{name}{mark}{j + 1}{mark}{cap_line(lines[j])}"):
                     break
                 previous = j
-    if not out.lines:
+    if not out.lines and not stopped:
         return {"content": "No matches found", "matchCount": 0, "path": display, "truncated": False}
     notices = []
+    if stopped:
+        notices.append(f"Search stopped after {SEARCH_SECONDS:g} s. Use a more specific path or glob.")
     if by_limit:
         notices.append(f"Match limit reached ({limit}). Use a larger limit or more specific pattern.")
     if out.full:
         notices.append("Output truncated due to size. Use a more specific path or pattern.")
-    content = "\n".join(out.lines) + (f"\n\n[{' '.join(notices)}]" if notices else "")
+    content = ("\n".join(out.lines) or "No matches found so far") + (f"\n\n[{' '.join(notices)}]" if notices else "")
     return {"content": content, "matchCount": matches, "path": display, "truncated": bool(notices)}
 
 

@@ -27,7 +27,7 @@ from eve_runtime.authoring.sandbox_session import SandboxError, SandboxPathError
 
 __all__ = ["FileTooLargeError", "NotRegularFileError", "TreeFiles", "kind_of", "read_regular", "walk_folder"]
 
-_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _MAX_LINKS = 40
 _CHUNK = 1024 * 1024
@@ -321,7 +321,7 @@ def _walk(fd: int, prefix: str, skipped: frozenset[str], depth: int) -> Iterator
         if name in skipped:
             continue
         try:
-            child = os.open(name, _DIR | os.O_NONBLOCK, dir_fd=fd)
+            child = os.open(name, _DIR, dir_fd=fd)
         except OSError:
             continue
         try:
