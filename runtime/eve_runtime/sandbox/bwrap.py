@@ -71,7 +71,7 @@ def _private_system_files() -> tuple[tuple[str, bool], ...]:
                     info = os.lstat(path)
                 except OSError:
                     continue
-                if stat.S_ISLNK(info.st_mode) or info.st_mode & stat.S_IROTH or not os.access(path, os.R_OK):
+                if stat.S_ISLNK(info.st_mode) or info.st_mode & stat.S_IROTH or not _readable_without_privileges(info):
                     continue
                 if stat.S_ISREG(info.st_mode) and info.st_size == 0:
                     continue  # an empty lock file holds nothing (and dpkg's must stay to query packages)
@@ -86,6 +86,13 @@ def _private_system_files() -> tuple[tuple[str, bool], ...]:
             folders[:] = sorted(f for f in folders if deeper and os.path.join(current, f) not in hidden)
     masked = {path for path, folder in found if folder}
     return tuple((path, folder) for path, folder in found if not any(path.startswith(m + "/") for m in masked))
+
+
+def _readable_without_privileges(info: os.stat_result) -> bool:
+    """Whether eve's user reads it as its owner or through its group: so can commands, with no capabilities."""
+    if info.st_uid == os.geteuid():
+        return bool(info.st_mode & stat.S_IRUSR)
+    return info.st_gid in {os.getegid(), *os.getgroups()} and bool(info.st_mode & stat.S_IRGRP)
 
 
 def _inside_system(path: str) -> bool:
