@@ -234,10 +234,12 @@ class SessionActor:
     def join_turn(self, delivery: DeliveryRecord) -> UserMessage:
         """A message joins the running turn: `message.received` (its delivery id on every later event).
 
-        Returns what the model reads for it (the caller decides whether it enters history).
+        Returns what the model reads for it (the caller decides whether it enters history). Answers
+        to no open request (`responses`) join without their delivery id, as in eve.
         """
         turn = self.turn
-        turn.delivery_ids.append(delivery.id)
+        if delivery.kind != "responses":
+            turn.delivery_ids.append(delivery.id)
         self.emitter.delivery_ids = tuple(turn.delivery_ids)
         text, parts = message_of(delivery)
         self.emit(MessageReceived(TurnAt.of(turn), text, parts))

@@ -57,7 +57,8 @@ def message_of(delivery: DeliveryRecord) -> tuple[str, list[dict[str, Any]]]:
     payload = delivery.payload
     if delivery.kind == "responses":
         responses = payload.get("inputResponses", [])
-        text = "\n".join(str(r.get("optionId") or r.get("text") or "") for r in responses)
+        text = "\n".join(str(r.get("optionId") or r.get("text") or "") for r in responses).strip("\n")
+        text = text or "Response to an earlier interactive prompt"
         return text, [{"text": text, "type": "text"}]
     parts = payload.get("parts") or [{"text": payload.get("message", ""), "type": "text"}]
     return payload.get("message", ""), public_parts(parts)
