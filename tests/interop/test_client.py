@@ -105,3 +105,8 @@ def test_bearer_auth_refuses_without_the_token(results: dict[str, dict[str, Any]
 def test_the_subagent_replied_through_its_own_stream(results: dict[str, dict[str, Any]]) -> None:
     assert results["subagents"]["detail"]["child"] == "Sunny all week."
 
+
+def test_the_model_saw_the_file_parts(results: dict[str, dict[str, Any]]) -> None:
+    detail = results["file_parts"]["detail"]
+    assert detail["parts"][1] == {"type": "file", "mediaType": "text/plain", "filename": "notes.txt", "size": 18}
+    assert "t.csv (text/csv, 8 bytes)" in detail["reply"]  # the test model describes the parts it got

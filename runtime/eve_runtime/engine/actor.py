@@ -33,7 +33,7 @@ from eve_runtime.engine.hook_dispatch import hook_context
 from eve_runtime.engine.inbox import Inbox
 from eve_runtime.engine.loop import work
 from eve_runtime.engine.ports import ActorHost
-from eve_runtime.engine.turn_start import message_of, model_for_step, model_text_of
+from eve_runtime.engine.turn_start import message_of, model_for_step, user_message_of
 from eve_runtime.events.catalog import StreamEvent, TurnAt
 from eve_runtime.events.turns import (
     MessageReceived,
@@ -243,7 +243,7 @@ class SessionActor:
         self.emitter.delivery_ids = tuple(turn.delivery_ids)
         text, parts = message_of(delivery)
         self.emit(MessageReceived(TurnAt.of(turn), text, parts))
-        return UserMessage(content=model_text_of(delivery))
+        return user_message_of(delivery)
 
     def names_another_turn(self, delivery: DeliveryRecord) -> bool:
         """A cancel naming a turn other than the running one (consumed as a no-op)."""
