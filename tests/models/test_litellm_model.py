@@ -18,7 +18,15 @@ import httpx
 import pytest
 
 import eve_runtime.models as models
-from eve_runtime.messages import AssistantMessage, Attachment, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
+from eve_runtime.messages import (
+    AssistantMessage,
+    Attachment,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 from eve_runtime.models import (
     Finish,
     LiteLLMModel,
