@@ -2,7 +2,7 @@
 //
 // Run by tests/interop/test_client.py (one node process for all of them), against our server or
 // the original eve. Input: the environment variable EVE_INTEROP, a JSON object
-//   {host, token?, modules, only?, app: {weather, approval, subagent}}
+//   {host, token?, modules, only?, serial?, timeoutMs?, app: {weather, approval, subagent}}
 // where `modules` is the node_modules folder holding `eve`, and `app` names the calls the app
 // under test answers (our template and the oracle's app name their tools differently).
 // Output: one JSON line per scenario on stdout: {name, ok, detail} or {name, ok: false, error}.
@@ -369,16 +369,21 @@ function withTimeout(promise, ms) {
   ]).finally(() => clearTimeout(timer));
 }
 
+async function run(name) {
+  let line;
+  try {
+    line = { name, ok: true, detail: await withTimeout(scenarios[name](), SCENARIO_TIMEOUT_MS) };
+  } catch (error) {
+    line = { name, ok: false, error: error instanceof Failed ? error.message : `${error?.name}: ${error?.message}` };
+  }
+  process.stdout.write(`${JSON.stringify(line)}\n`);
+}
+
+// All at once (fast), or one after another (`serial`: a slow server, such as the original's eve dev).
 const names = config.only ?? Object.keys(scenarios);
-await Promise.all(
-  names.map(async (name) => {
-    let line;
-    try {
-      line = { name, ok: true, detail: await withTimeout(scenarios[name](), SCENARIO_TIMEOUT_MS) };
-    } catch (error) {
-      line = { name, ok: false, error: error instanceof Failed ? error.message : `${error?.name}: ${error?.message}` };
-    }
-    process.stdout.write(`${JSON.stringify(line)}\n`);
-  }),
-);
+if (config.serial) {
+  for (const name of names) await run(name);
+} else {
+  await Promise.all(names.map(run));
+}
 process.exit(0);

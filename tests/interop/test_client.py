@@ -51,16 +51,20 @@ SCENARIOS = [
 ]
 
 
-def run_scenarios(host: str, *, token: str | None, app: dict[str, str]) -> dict[str, dict[str, Any]]:
-    """Run `scenarios.mjs` once against `host`; each scenario's line by name."""
+def run_scenarios(
+    host: str, *, token: str | None, app: dict[str, str], serial: bool = False
+) -> dict[str, dict[str, Any]]:
+    """Run `scenarios.mjs` once against `host` (all at once, or one by one); each scenario's line by name."""
     env = ensure()
-    config = {"host": host, "token": token, "modules": str(env.modules), "app": app}
+    config = {"host": host, "token": token, "modules": str(env.modules), "app": app, "serial": serial}
+    if serial:
+        config["timeoutMs"] = 60_000
     done = subprocess.run(
         [str(env.node), str(SCRIPT)],
         env={**os.environ, "EVE_INTEROP": json.dumps(config)},
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=1200 if serial else 120,
         check=False,
     )
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
