@@ -56,7 +56,7 @@ def run_scenarios(
 ) -> dict[str, dict[str, Any]]:
     """Run `scenarios.mjs` once against `host` (all at once, or one by one); each scenario's line by name."""
     env = ensure()
-    config = {"host": host, "token": token, "modules": str(env.modules), "app": app, "serial": serial}
+    config: dict[str, Any] = {"host": host, "token": token, "modules": str(env.modules), "app": app, "serial": serial}
     if serial:
         config["timeoutMs"] = 60_000
     done = subprocess.run(
