@@ -7,10 +7,11 @@ receipt. `eve_runtime.events.actions.ActionResult` puts one on the stream.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from eve_runtime.messages import ToolCall
+from eve_runtime.redaction import REDACTOR
 
 __all__ = [
     "ABANDONED_CODE",
@@ -20,6 +21,7 @@ __all__ = [
     "abandoned_outcome",
     "cancelled_outcome",
     "failed_outcome",
+    "redacted_outcome",
     "refused_outcome",
 ]
 
@@ -39,6 +41,19 @@ class ToolOutcome:
     error: dict[str, Any] | None = None
     is_error: bool = False
     error_name: str | None = None
+
+
+def redacted_outcome(outcome: ToolOutcome) -> ToolOutcome:
+    """The outcome with the process's secrets masked (`eve_runtime.redaction`): what the model and the stream get."""
+    if not REDACTOR.secrets():
+        return outcome
+    return replace(
+        outcome,
+        output=REDACTOR.value(outcome.output),
+        model_content=REDACTOR.text(outcome.model_content),
+        error=REDACTOR.value(outcome.error),
+        error_name=REDACTOR.text(outcome.error_name) if outcome.error_name is not None else None,
+    )
 
 
 def failed_outcome(call: ToolCall, code: str, message: str, *, name: str | None = None) -> ToolOutcome:
