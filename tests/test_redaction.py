@@ -35,6 +35,12 @@ def test_secret_names_and_the_minimum_length() -> None:
     assert is_secret_name("ANTHROPIC_API_KEY") and not is_secret_name("PATH")
 
 
+def test_the_password_of_a_url_in_the_environment_is_a_secret() -> None:
+    redactor = Redactor({"EVE_DATABASE_URL": "postgresql://eve:pg-password-42@db.internal:5432/eve"})
+    assert redactor.secrets() == ("pg-password-42",)
+    assert redactor.text("could not connect as eve:pg-password-42@db") == f"could not connect as eve:{MASK}@db"
+
+
 def test_the_environment_is_read_again_when_it_grows() -> None:
     env: dict[str, str] = {}
     redactor = Redactor(env)

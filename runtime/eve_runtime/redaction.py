@@ -6,6 +6,7 @@ nothing) of
 - an environment variable whose name holds `KEY`, `TOKEN`, `SECRET`, `PASSWORD` (or `PASSWD`,
   `CREDENTIAL`), such as `EVE_AUTH_TOKEN` and the provider keys (`OPENAI_API_KEY`, ...), except
   names that say they hold a location (`..._DIR`, `..._PATH`, `..._FILE`, `..._SOCK`);
+- the password of a URL in the environment (`EVE_DATABASE_URL=postgresql://eve:PASSWORD@...`);
 - a value registered with [`Redactor.add`][eve_runtime.redaction.Redactor.add]: the compiler
   registers the secret-looking entries of `model_options` (`api_key`, `token`, `secret`,
   `password`, `authorization`, ...).
@@ -44,6 +45,8 @@ _MASK_BYTES = MASK.encode()
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 _LOCATION_NAME = re.compile(r"_(DIR|PATH|FILE|SOCK|URL_PATH)$", re.IGNORECASE)
+_URL_PASSWORD = re.compile(r"://[^/:@\s]*:([^/@\s]+)@")
+"""The password of a URL such as `postgresql://user:password@host/db` (`EVE_DATABASE_URL`)."""
 _SECRET_OPTION = re.compile(
     r"api[_-]?key|access[_-]?key|private[_-]?key|token|secret|password|passwd|authori[sz]ation|credential|cookie",
     re.IGNORECASE,
@@ -100,6 +103,7 @@ class Redactor:
         if size == self._seen_size:
             return
         found = {v for k, v in self._environ.items() if is_secret_name(k) and len(v) >= MIN_SECRET_LENGTH}
+        found |= {m for v in self._environ.values() for m in _URL_PASSWORD.findall(v) if len(m) >= MIN_SECRET_LENGTH}
         found |= self._extra
         secrets = sorted(found, key=lambda s: (-len(s), s))
         self._secrets = tuple(secrets)
