@@ -26,7 +26,7 @@ import logging
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "MASK",
@@ -38,6 +38,8 @@ __all__ = [
     "is_secret_name",
     "is_secret_option",
 ]
+
+T = TypeVar("T")
 
 MASK = "[redacted]"
 MIN_SECRET_LENGTH = 8
@@ -130,12 +132,13 @@ class Redactor:
                 data = data.replace(pattern, _MASK_BYTES)
         return data
 
-    def value(self, value: Any) -> Any:
+    def value(self, value: T) -> T:
         """JSON data with every secret inside its strings (keys too) masked; the same object when none is."""
         self._update()
         if not self._patterns:
             return value
-        return self._value(value)
+        masked: T = self._value(value)
+        return masked
 
     def _value(self, value: Any) -> Any:
         if isinstance(value, str):
