@@ -37,7 +37,7 @@ def test_connections_compile_and_info_shows_them_without_secrets(tmp_path: Path)
         info = cli_info(app)
     by_name = {c["connectionName"]: c for c in info["connections"]}
     docs = by_name["docs"]
-    assert docs["protocol"] == "mcp" and docs["url"] == "https://mcp.example.com/mcp"
+    assert "transport" not in docs and docs["protocol"] == "mcp" and docs["url"] == "https://mcp.example.com/mcp"
     assert (docs["hasApproval"], docs["hasAuthorization"], docs["hasHeaders"]) == (True, True, True)
     assert docs["toolFilter"] == {"allow": ["search", "read"]}
     assert docs["logicalPath"] == "connections/docs.py" and docs["exportName"] == "docs"

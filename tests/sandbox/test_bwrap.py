@@ -7,6 +7,10 @@ kernel forbids the namespaces it needs). `make test` installs bubblewrap when it
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
+import stat
+import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from eve_runtime.authoring.sandbox import define_sandbox
+from eve_runtime.sandbox import bwrap
 from eve_runtime.sandbox.bwrap import BwrapBackend
 from tests.sandbox.support import needs_bwrap, open_sandbox
 
@@ -92,6 +97,47 @@ async def test_the_server_environment_does_not_reach_commands(tmp_path: Path, mo
     result = await sandbox.run("env")
     assert "sk-test-secret" not in result.stdout
     assert "GREETING=hello" in result.stdout and "HOME=/home/eve" in result.stdout
+
+
+async def test_an_app_under_a_system_folder_is_hidden_from_its_sandboxes() -> None:
+    app = Path(tempfile.mkdtemp(prefix="eve-app-", dir="/var/tmp"))  # /var is bound read-only
+    try:
+        (app / ".env").write_text("API_KEY=s3cret\n")
+        other = app / ".eve" / "sandboxes" / "wrun_other" / "workspace"
+        other.mkdir(parents=True)
+        (other / "theirs.txt").write_text("another session's file\n")
+        sandbox = await open_sandbox(app / ".eve" / "sandboxes", define_sandbox(backend="bwrap"))
+        result = await sandbox.run(f"cat {app}/.env; cat {other}/theirs.txt; ls -A {app}; echo mine > /workspace/a")
+        assert "s3cret" not in result.stdout and "another session" not in result.stdout
+        assert result.stdout.strip() == ""
+        assert (sandbox.layout.workspace_dir / "a").read_text() == "mine\n"  # its own workspace still works
+    finally:
+        shutil.rmtree(app)
+
+
+@pytest.mark.skipif(
+    not (os.access("/etc/shadow", os.R_OK) and not os.stat("/etc/shadow").st_mode & stat.S_IROTH),
+    reason="this user cannot read /etc/shadow (eve does not run as root here): nothing to hide",
+)
+async def test_what_only_eves_user_may_read_in_etc_is_hidden(tmp_path: Path) -> None:
+    sandbox = await open_sandbox(tmp_path)
+    result = await sandbox.run("cat /etc/shadow; head -c 5 /etc/passwd")
+    assert "root:" not in result.stdout.replace(Path("/etc/passwd").read_text()[:5], "", 1)
+    assert result.stdout.endswith(Path("/etc/passwd").read_text()[:5])  # the rest of /etc is there
+
+
+async def test_a_file_in_var_only_eves_user_may_read_is_hidden(tmp_path: Path) -> None:
+    descriptor, name = tempfile.mkstemp(prefix="eve-private-", dir="/var/tmp")  # mode 0600
+    os.write(descriptor, b"db-password\n")
+    os.close(descriptor)
+    bwrap._private_system_files.cache_clear()  # the scan is made once per process
+    try:
+        sandbox = await open_sandbox(tmp_path)
+        result = await sandbox.run(f"cat {name}; cat /etc/hostname > /dev/null && echo system-ok")
+        assert "db-password" not in result.stdout and "system-ok" in result.stdout
+    finally:
+        os.unlink(name)
+        bwrap._private_system_files.cache_clear()
 
 
 def test_the_probe_explains_a_missing_executable(tmp_path: Path) -> None:

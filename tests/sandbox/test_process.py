@@ -65,3 +65,34 @@ async def test_cancelling_the_caller_kills_the_command(tmp_path: Path) -> None:
         await task
     await asyncio.sleep(2.5)
     assert not marker.exists()
+
+
+async def test_a_background_job_holding_the_pipes_does_not_keep_a_finished_command_running(tmp_path: Path) -> None:
+    started = time.monotonic()
+    result = await bash(tmp_path, "sleep 30 & echo done", timeout=5)
+    assert time.monotonic() - started < 4
+    assert (result.exit_code, result.stdout, result.timed_out) == (0, "done\n", False)
+
+
+async def test_a_daemon_that_left_the_group_is_found_by_the_marker_and_killed(tmp_path: Path) -> None:
+    marker = "EVE_SANDBOX_RUN=test-run-1"
+    started = time.monotonic()
+    result = await run_process(
+        ["/bin/bash", "-c", "setsid sleep 6 & echo $! > daemon.pid; sleep 30"],
+        cwd=tmp_path,
+        env={**ENV, "EVE_SANDBOX_RUN": "test-run-1"},
+        timeout=0.5,
+        max_output_bytes=1 << 20,
+        marker=marker,
+    )
+    assert result.timed_out and time.monotonic() - started < 4  # it held the pipes: not waited for
+    pid = int((tmp_path / "daemon.pid").read_text())
+    for _ in range(50):
+        state = Path(f"/proc/{pid}/stat")
+        if not state.exists() or state.read_text().split(") ", 1)[1].startswith("Z"):
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError(f"the daemon {pid} is still running")
+    with pytest.raises(ValueError, match="entry of the environment"):
+        await run_process(["true"], cwd=tmp_path, env=ENV, timeout=1, max_output_bytes=1024, marker=marker)

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import gzip
 import json
+import socket
 import threading
+import time
+import tracemalloc
+import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -19,6 +25,13 @@ from tests.harness import Harness, StoreKind, make_harness, of_type
 pytestmark = pytest.mark.anyio
 
 PAGE = "<html><head><title>Docs</title></head><body><h1>Hello</h1><p>See <a href='/next'>next</a>.</p></body></html>"
+
+
+@functools.cache
+def bomb() -> bytes:
+    return gzip.compress(b"a" * (60 * 1024 * 1024), compresslevel=9)
+
+
 ALLOW_LOOPBACK = {
     "agent/sandbox.py": (
         'from eve_runtime import define_sandbox\n\nsandbox = define_sandbox(network={"allow": ["127.0.0.1"]})\n'
@@ -50,6 +63,25 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(302, b"", location="/loop")
         elif self.path == "/big":
             self._send(200, b"x" * 100 + b"\n" + b"y" * (6 * 1024 * 1024), "text/plain")
+        elif self.path == "/who":
+            self._send(200, f"served by {self.connection.getsockname()[0]}".encode(), "text/plain")
+        elif self.path == "/drip":
+            self.send_response(200)
+            self.send_header("content-type", "text/plain")
+            self.end_headers()
+            for _ in range(16):  # a byte every 0.25 s: no single read waits long, the whole takes 4 s
+                try:
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                except OSError:
+                    return  # the client gave up
+                time.sleep(0.25)
+        elif self.path == "/bomb":  # 60 KB on the wire, 60 MB inflated
+            self._send(200, bomb(), "text/plain", **{"content-encoding": "gzip"})
+        elif self.path == "/gzipped":
+            self._send(200, gzip.compress(PAGE.encode()), **{"content-encoding": "gzip"})
+        elif self.path == "/deflated":
+            self._send(200, zlib.compress(PAGE.encode()), **{"content-encoding": "deflate"})
         elif self.path == "/binary":
             self._send(200, b"\x89PNG\r\n", "image/png")
         else:
@@ -150,3 +182,87 @@ async def test_the_destination_check(tmp_path: Path) -> None:
     await check_destination(httpx.URL("http://10.9.8.7/"), NetworkPolicy("allow-list", ("10.0.0.0/8",)))
     await check_destination(httpx.URL("http://10.9.8.7/"), NetworkPolicy("allow-all"))
     await check_destination(httpx.URL("http://93.184.216.34/"), deny)  # a public address needs no permission
+
+
+@pytest.fixture
+def two_sites() -> Iterator[int]:
+    """The same port on 127.0.0.2 (which the agent allows) and on 127.0.0.1 (which it does not)."""
+    servers = [ThreadingHTTPServer(("127.0.0.2", 0), _Handler)]
+    servers.append(ThreadingHTTPServer(("127.0.0.1", servers[0].server_address[1]), _Handler))
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield servers[0].server_address[1]
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+
+
+async def test_a_name_rebound_after_the_check_cannot_reach_a_refused_address(
+    tmp_path: Path, two_sites: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DNS rebinding: the name first resolves to an allowed address, then to loopback."""
+    real = socket.getaddrinfo
+    answers = ["127.0.0.2"]
+
+    def resolver(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host in ("rebind.test", b"rebind.test"):
+            return real(answers.pop(0) if answers else "127.0.0.1", *args, **kwargs)
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    allow = ALLOW_LOOPBACK["agent/sandbox.py"].replace("127.0.0.1", "127.0.0.2")
+    h = await make_harness(tmp_path, {"agent/sandbox.py": allow})
+    try:
+        result = await fetch(h, url=f"http://rebind.test:{two_sites}/who", format="text")
+    finally:
+        await h.stop()
+    assert result["status"] == "completed", result
+    assert result["result"]["output"]["content"] == "served by 127.0.0.2"
+    assert result["result"]["output"]["url"] == f"http://rebind.test:{two_sites}/who"
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "[::ffff:127.0.0.1]",
+        "[64:ff9b::7f00:1]",
+        "[64:ff9b::a00:1]",
+        "[2002:7f00:1::1]",
+        "[::127.0.0.1]",
+        "[::ffff:a9fe:a9fe]",
+    ],
+)
+async def test_ipv6_forms_of_private_ipv4_addresses_are_refused(address: str) -> None:
+    with pytest.raises(PermissionError, match="private, loopback or reserved"):
+        await check_destination(httpx.URL(f"http://{address}/"), define_sandbox().network)
+
+
+async def test_the_destination_check_returns_the_address_to_connect_to() -> None:
+    deny = define_sandbox().network
+    assert await check_destination(httpx.URL("http://[2001:4860:4860::8888]/"), deny) == "2001:4860:4860::8888"
+    assert await check_destination(httpx.URL("http://93.184.216.34/"), deny) == "93.184.216.34"
+
+
+async def test_a_slow_drip_ends_at_the_timeout(allowed: Harness, site: str) -> None:
+    started = time.monotonic()
+    result = await fetch(allowed, url=f"{site}/drip", timeout=1)
+    assert time.monotonic() - started < 3
+    assert result["status"] == "failed"
+    assert "gave up" in json.dumps(result["result"]["output"])
+
+
+async def test_a_compressed_body_is_inflated_only_up_to_the_cap(allowed: Harness, site: str) -> None:
+    for path in ("/gzipped", "/deflated"):
+        output = (await fetch(allowed, url=site + path, format="html"))["result"]["output"]
+        assert output["content"] == PAGE, path
+    bomb()  # made before memory is measured
+    tracemalloc.start()
+    try:
+        output = (await fetch(allowed, url=f"{site}/bomb", format="text"))["result"]["output"]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert output["truncated"] is True and output["content"].startswith("a" * 1000)
+    assert peak < 30 * 1024 * 1024, f"{peak / 2**20:.0f} MiB at the peak"

@@ -142,3 +142,32 @@ async def test_a_named_backend_that_cannot_run_fails_with_its_reason(tmp_path: P
 
     with pytest.raises(SandboxError, match="'missing' cannot run here: it is not installed"):
         await Workspaces(tmp_path).open("wrun_a", SandboxSpec(config=define_sandbox(backend=Missing())))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_nothing_a_command_started_outlives_it_even_after_setsid(tmp_path: Path, backend: str) -> None:
+    sandbox = await Workspaces(tmp_path).open("wrun_a", SandboxSpec(config=define_sandbox(backend=backend)))
+    escape = "setsid sh -c 'sleep 1; echo late > {name}' > /dev/null 2>&1 < /dev/null &"
+    ended = await sandbox.run(escape.format(name="after-end.txt") + " (sh -c 'sleep 1; echo late > forked.txt' &)")
+    assert ended.exit_code == 0
+    timed_out = await sandbox.run(escape.format(name="after-timeout.txt") + " sleep 30", timeout=0.5)
+    assert timed_out.timed_out
+    await asyncio.sleep(1.5)
+    assert sorted(p.name for p in (tmp_path / "wrun_a" / "workspace").iterdir()) == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_servers_secrets_do_not_reach_commands_unless_the_author_passes_them(
+    tmp_path: Path, backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVE_AUTH_TOKEN", "server-token")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+    config = define_sandbox(backend=backend, environment={"PASSED_KEY": "given"})
+    sandbox = await Workspaces(tmp_path).open("wrun_a", SandboxSpec(config=config))
+    result = await sandbox.run("env")
+    assert "server-token" not in result.stdout and "sk-ant-secret" not in result.stdout
+    assert "PASSED_KEY=given" in result.stdout
+    bootstrap = SandboxSpec(config=define_sandbox(backend=backend, bootstrap=["env > boot-env.txt"]))
+    booted = await Workspaces(tmp_path).open("wrun_b", bootstrap)
+    written = await booted.read_text_file("boot-env.txt")
+    assert written is not None and "PATH=" in written and "server-token" not in written

@@ -173,12 +173,16 @@ class Sandbox(Protocol):
         """Run a shell command in `/workspace` (or `cwd`), within the sandbox's time and output limits."""
         ...
 
-    async def read_text_file(self, path: str) -> str | None:
-        """A file's text (UTF-8, invalid bytes replaced), or None when there is no such file."""
+    async def read_text_file(self, path: str, *, limit: int | None = None) -> str | None:
+        """A file's text (UTF-8, invalid bytes replaced), or None when there is no such file.
+
+        Only regular files are read (a named pipe or a device raises `SandboxError`); with
+        `limit`, a file of more bytes raises `SandboxError` instead of being read.
+        """
         ...
 
-    async def read_file(self, path: str) -> bytes | None:
-        """A file's bytes, or None when there is no such file."""
+    async def read_file(self, path: str, *, limit: int | None = None) -> bytes | None:
+        """A file's bytes, or None when there is no such file (see `read_text_file` for `limit`)."""
         ...
 
     async def write_text_file(self, path: str, content: str) -> None:

@@ -3,10 +3,12 @@
 What a command sees: the system folders (`/usr`, `/etc`, `/opt`, `/var` and the `/bin`-style
 links) and the root itself read-only, a private `/tmp`, `/proc` and `/dev`, the workspace
 read-write at `/workspace`, its home folder read-write at `/home/eve`, and nothing else of the
-machine (not the app, not eve's store). Every namespace is unshared (no network unless the policy allows
-it: then the host's network is shared), all capabilities are dropped, and the environment is
-exactly what eve passes. bubblewrap's PID namespace means that killing it on timeout ends
-every process the command started.
+machine (not the app, not eve's store, not other sandboxes: when the app lives under one of the
+system folders, say `/srv/app`, an empty folder is mounted over it; nor what in `/etc` and
+`/var` only eve's user may read, such as `/etc/shadow` when eve runs as root). Every namespace
+is unshared (no network unless the policy allows it: then the host's network is shared), all
+capabilities are dropped, and the environment is exactly what eve passes. bubblewrap's PID namespace means that
+killing it on timeout ends every process the command started.
 
 Whether bubblewrap runs here is probed once per process: the package may be missing, or the
 kernel may forbid the namespaces it needs (some containers do); `unavailable()` says which.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 from functools import cache
 from pathlib import Path
@@ -46,6 +49,80 @@ def _system_arguments() -> list[str]:
     return arguments
 
 
+PRIVATE_SCAN = (("/etc", 8), ("/var", 3))
+"""Where files only eve's user may read are looked for, and how many folders deep."""
+
+
+@cache
+def _private_system_files() -> tuple[tuple[str, bool], ...]:
+    """What in `/etc` and `/var` others may not read but this process may, and whether each is a folder.
+
+    Bound read-only, these would show commands (which run as eve's own user) `/etc/shadow`, a
+    database's files under `/var/lib` or debconf's passwords when eve runs as root.
+    """
+    found: list[tuple[str, bool]] = []
+    for top, depth in PRIVATE_SCAN:
+        base = top.count("/")
+        for current, folders, files in os.walk(top):
+            here: list[tuple[str, bool]] = []
+            for name in [*folders, *files]:
+                path = os.path.join(current, name)
+                try:
+                    info = os.lstat(path)
+                except OSError:
+                    continue
+                if stat.S_ISLNK(info.st_mode) or info.st_mode & stat.S_IROTH or not _readable_without_privileges(info):
+                    continue
+                if stat.S_ISREG(info.st_mode) and info.st_size == 0:
+                    continue  # an empty lock file holds nothing (and dpkg's must stay to query packages)
+                here.append((path, stat.S_ISDIR(info.st_mode)))
+            if len(here) > 3 and current != top:  # one mount for the folder instead of one per file
+                found.append((current, True))
+                folders[:] = []
+                continue
+            found += here
+            hidden = {path for path, _ in here}
+            deeper = current.count("/") - base < depth
+            folders[:] = sorted(f for f in folders if deeper and os.path.join(current, f) not in hidden)
+    masked = {path for path, folder in found if folder}
+    return tuple((path, folder) for path, folder in found if not any(path.startswith(m + "/") for m in masked))
+
+
+def _readable_without_privileges(info: os.stat_result) -> bool:
+    """Whether eve's user reads it as its owner or through its group: so can commands, with no capabilities."""
+    if info.st_uid == os.geteuid():
+        return bool(info.st_mode & stat.S_IRUSR)
+    return info.st_gid in {os.getegid(), *os.getgroups()} and bool(info.st_mode & stat.S_IRGRP)
+
+
+def _inside_system(path: str) -> bool:
+    return any(path == d or path.startswith(d + "/") for d in map(os.path.realpath, SYSTEM_DIRECTORIES))
+
+
+def _hidden_arguments(layout: WorkspaceLayout) -> list[str]:
+    """Masks over what the read-only system folders would show of eve's own files and of other sandboxes.
+
+    An app kept under `/opt`, `/srv` or `/var` (say `/srv/app`) would otherwise be readable from
+    its sandboxes: its code and `.env`, eve's store in `.eve/`, every other session's workspace.
+    """
+    sandbox_dir = Path(os.path.commonpath([layout.workspace_dir, layout.home_dir]))
+    candidates = [sandbox_dir.parent]
+    candidates += [folder.parent for folder in sandbox_dir.parents if folder.name == ".eve"][:1]
+    masks: list[str] = []
+    for candidate in sorted({os.path.realpath(c) for c in candidates}, key=len):
+        if candidate in ("/", "/usr", "/etc") or not _inside_system(candidate):
+            continue
+        if any(candidate == m or candidate.startswith(m + "/") for m in masks):
+            continue
+        masks.append(candidate)
+    arguments: list[str] = []
+    for mask in masks:
+        arguments += ["--tmpfs", mask, "--remount-ro", mask]
+    for path, folder in _private_system_files():
+        arguments += ["--tmpfs", path] if folder else ["--ro-bind", "/dev/null", path]
+    return arguments
+
+
 def bwrap_argv(executable: str, layout: WorkspaceLayout, request: CommandRequest) -> list[str]:
     """The bubblewrap command line that runs `request` in `layout`."""
     arguments = [
@@ -59,6 +136,7 @@ def bwrap_argv(executable: str, layout: WorkspaceLayout, request: CommandRequest
         "--hostname",
         "sandbox",
         *_system_arguments(),
+        *_hidden_arguments(layout),
         "--proc",
         "/proc",
         "--dev",

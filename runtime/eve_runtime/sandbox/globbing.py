@@ -1,4 +1,4 @@
-"""Glob patterns as ripgrep reads them, and walking a sandbox tree for the files they match.
+"""Glob patterns as ripgrep reads them, for the files of a sandbox tree (walked by `tree_files.walk_folder`).
 
 A pattern without `/` matches a file's name at any depth (`*.py`); one with `/` matches its path
 from the search folder (`src/**/*.ts`). `**` spans folders, `*` and `?` stay within one,
@@ -8,15 +8,13 @@ files are included, as `rg --hidden` does; symbolic links are not followed.
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterator
 from functools import cache
-from pathlib import Path
 
-__all__ = ["GlobPattern", "walk_files"]
+__all__ = ["SKIPPED", "GlobPattern"]
 
-_SKIPPED = frozenset({".git"})
+SKIPPED = frozenset({".git"})
+"""Folders a search never enters."""
 
 
 def _braces(pattern: str) -> list[str]:
@@ -103,19 +101,3 @@ class GlobPattern:
         """Whether a file (its `/`-separated path relative to the search folder) matches."""
         target = relative.rsplit("/", 1)[-1] if self.by_name else relative
         return self._regex.match(target) is not None
-
-
-def walk_files(root: Path) -> Iterator[tuple[str, Path]]:
-    """Every file under `root` (symbolic links left out), by relative path, in sorted order."""
-    if root.is_file():
-        yield root.name, root
-        return
-    for current, folders, files in os.walk(root):
-        folders[:] = sorted(f for f in folders if f not in _SKIPPED)
-        base = Path(current)
-        prefix = base.relative_to(root).as_posix()
-        for name in sorted(files):
-            path = base / name
-            if path.is_symlink():
-                continue  # as ripgrep: links are not followed (one could lead out of the sandbox)
-            yield (name if prefix == "." else f"{prefix}/{name}"), path

@@ -27,7 +27,7 @@ from eve_runtime.authoring.sandbox_session import (
     SandboxPathError,
     WorkspaceLayout,
 )
-from eve_runtime.sandbox.paths import ResolvedPath, resolve
+from eve_runtime.sandbox.paths import ResolvedPath, resolve, trees_of
 
 __all__ = ["STATE_FILE", "HostSandbox", "atomic_write", "base_environment"]
 
@@ -76,6 +76,8 @@ class HostSandbox:
         self._running: set[asyncio.Task[CommandResult]] = set()
         self._state_lock = asyncio.Lock()
         self.deleted = False
+        self.trees = trees_of(layout)
+        """The two trees' files, opened without ever following a link out (see `tree_files`)."""
 
     @property
     def id(self) -> str:
@@ -117,7 +119,7 @@ class HostSandbox:
         if not isinstance(command, str) or not command.strip():
             raise ValueError("run(): the command is empty")
         where = self.resolved(cwd or "/workspace")
-        if not where.local.is_dir():
+        if not await asyncio.to_thread(self.trees[where.tree].is_folder, where.relative, where.display):
             raise SandboxPathError(f"run(): {where.display} is not a folder")
         limit = self.config.timeout_seconds if timeout is None else min(float(timeout), self.config.timeout_seconds)
         request = CommandRequest(
@@ -137,13 +139,13 @@ class HostSandbox:
 
     # -- files -----------------------------------------------------------------------------
 
-    async def read_file(self, path: str) -> bytes | None:
+    async def read_file(self, path: str, *, limit: int | None = None) -> bytes | None:
         self._check()
-        local = self.resolved(path).local
-        return await asyncio.to_thread(_read_bytes, local, path)
+        where = self.resolved(path)
+        return await asyncio.to_thread(self.trees[where.tree].read, where.relative, where.display, limit=limit)
 
-    async def read_text_file(self, path: str) -> str | None:
-        data = await self.read_file(path)
+    async def read_text_file(self, path: str, *, limit: int | None = None) -> str | None:
+        data = await self.read_file(path, limit=limit)
         return None if data is None else data.decode("utf-8", errors="replace")
 
     async def write_file(self, path: str, data: bytes) -> None:
@@ -151,9 +153,7 @@ class HostSandbox:
         target = self.resolved(path)
         if not target.relative:
             raise SandboxPathError(f"{path!r} names the folder {target.display}, not a file")
-        if target.local.is_dir():
-            raise IsADirectoryError(f"{target.display} is a folder")
-        await asyncio.to_thread(atomic_write, target.local, bytes(data))
+        await asyncio.to_thread(self.trees[target.tree].write, target.relative, target.display, bytes(data))
 
     async def write_text_file(self, path: str, content: str) -> None:
         if not isinstance(content, str):
@@ -207,14 +207,3 @@ class HostSandbox:
         if not self.deleted:
             self.deleted = True
             await self._on_delete(self._id)
-
-
-def _read_bytes(local: Path, original: str) -> bytes | None:
-    try:
-        return local.read_bytes()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise IsADirectoryError(f"{original!r} is a folder, not a file") from None
-    except NotADirectoryError:
-        return None

@@ -2,8 +2,10 @@
 
 It isolates nothing: a command can read and write whatever the server's user can, and reach
 the network. It only keeps the server's environment out (commands get `PATH`, `LANG`, a `HOME`
-of their own and the sandbox's `environment`) and kills the command's process group on
-timeout. The first use in a process logs a warning saying so.
+of their own and the sandbox's `environment`) and, when the command ends or times out, kills
+what it started, as bubblewrap does: its process group, and the processes that left the group
+(`setsid`, a daemon) but still carry the command's `EVE_SANDBOX_RUN` in their environment. The
+first use in a process logs a warning saying it isolates nothing.
 
 Paths: commands run with the workspace folder as their working directory and `HOME` set to the
 sandbox's home folder, so relative paths and `$HOME/...` mean what they mean under bubblewrap;
@@ -14,6 +16,7 @@ file tools (`read_file`, `write_file`, ...) map `/workspace/...` onto the folder
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 from pathlib import Path
 
@@ -24,6 +27,8 @@ __all__ = ["LocalBackend"]
 
 logger = logging.getLogger("eve.sandbox")
 
+RUN_VARIABLE = "EVE_SANDBOX_RUN"
+"""Set to a fresh value for each command: what it leaves running (even after `setsid`) is found by it and killed."""
 _WARNED = threading.Event()
 WARNING = (
     "sandbox backend 'local' runs commands as plain subprocesses of this server: they are NOT isolated "
@@ -51,11 +56,13 @@ class LocalBackend:
         if not _WARNED.is_set():
             _WARNED.set()
             logger.warning(WARNING)
-        env = {**request.env, "EVE_WORKSPACE": str(layout.workspace_dir)}
+        run = secrets.token_hex(8)
+        env = {**request.env, "EVE_WORKSPACE": str(layout.workspace_dir), RUN_VARIABLE: run}
         return await run_process(
             ["/bin/bash", "-c", request.command],
             cwd=Path(request.cwd),
             env=env,
             timeout=request.timeout,
             max_output_bytes=request.max_output_bytes,
+            marker=f"{RUN_VARIABLE}={run}",
         )

@@ -4,7 +4,9 @@ A tool names a file as the model does: `notes.md` (relative: under `/workspace`)
 `/workspace/notes.md`, `$HOME/.agents/skills/x/SKILL.md` or `~/...`. It resolves to one of the
 sandbox's two trees (the workspace or the home folder) and a relative path inside it; `..` that
 climbs out, an absolute path elsewhere, or a symbolic link pointing outside the tree is refused
-with `SandboxPathError`, which the model reads as the tool's failure.
+with `SandboxPathError`, which the model reads as the tool's failure. The link check here is the
+early answer only: the files are opened through `tree_files`, which checks every link again as
+it walks (a link swapped in after this check is refused there).
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from pathlib import Path
 from typing import Literal
 
 from eve_runtime.authoring.sandbox_session import WORKSPACE, SandboxPathError, WorkspaceLayout
+from eve_runtime.sandbox.tree_files import TreeFiles
 
-__all__ = ["ResolvedPath", "resolve"]
+__all__ = ["ResolvedPath", "resolve", "trees_of"]
 
 Tree = Literal["workspace", "home"]
 
@@ -47,17 +50,26 @@ def _inside(tree: Tree, rest: str, layout: WorkspaceLayout, original: str) -> Re
     visible = WORKSPACE if tree == "workspace" else layout.home
     command_root = layout.workspace if tree == "workspace" else layout.home
     local = root_dir / relative if relative else root_dir
-    real_root = os.path.realpath(root_dir)
-    real = os.path.realpath(local)
-    if real != real_root and not real.startswith(real_root + os.sep):
-        raise SandboxPathError(f"{original!r} leads outside the sandbox (through a symbolic link)")
+    display = f"{visible}/{relative}" if relative else visible
+    if relative:
+        trees_of(layout)[tree].check(relative, display)  # the early answer; each open checks again
     return ResolvedPath(
         tree=tree,
         relative=relative,
-        display=f"{visible}/{relative}" if relative else visible,
+        display=display,
         local=local,
         command_path=f"{command_root}/{relative}" if relative else command_root,
     )
+
+
+def trees_of(layout: WorkspaceLayout) -> dict[Tree, TreeFiles]:
+    """The sandbox's two trees, each with the absolute paths its links may name it by."""
+    return {
+        "workspace": TreeFiles(
+            layout.workspace_dir, (WORKSPACE, layout.workspace, os.path.realpath(layout.workspace_dir))
+        ),
+        "home": TreeFiles(layout.home_dir, (layout.home, os.path.realpath(layout.home_dir))),
+    }
 
 
 def _under(path: str, root: str) -> str | None:

@@ -34,6 +34,8 @@ __all__ = [
 ]
 
 DEFAULT_LIMIT = 2000
+MAX_FILE_BYTES = 64 * 1024 * 1024
+"""The largest file `read_file` reads (and `write_file` replaces): beyond it, bash reads parts of it."""
 
 READ_FILE_DESCRIPTION = "\n".join(
     [
@@ -122,7 +124,7 @@ async def read_file(
     """Read a text file from the sandbox, with line numbers."""
     sandbox = await ctx.get_sandbox()
     path = sandbox.resolve_path(filePath)
-    raw = await sandbox.read_file(path)
+    raw = await sandbox.read_file(path, limit=MAX_FILE_BYTES)
     if raw is None:
         raise FileNotFoundError(f"File not found: {filePath}. Verify the path exists and is accessible in the sandbox.")
     if b"\0" in raw:
@@ -165,7 +167,7 @@ async def write_file(
     """Write a whole text file in the sandbox (read an existing one first)."""
     sandbox = await ctx.get_sandbox()
     path = sandbox.resolve_path(filePath)
-    current = await sandbox.read_text_file(path)
+    current = await sandbox.read_text_file(path, limit=MAX_FILE_BYTES)
     if current is not None:
         recorded = await sandbox.read_stamp(path)
         if recorded is None:

@@ -10,8 +10,11 @@ everything (`"allow-all"`). The body is read up to 5 MB; the content then keeps 
 lines / 50 KiB. A non-success status fails the call with the status and the start of the body.
 
 Proxy variables of the server's environment are ignored (a proxy would bypass the address check).
-The check and the connection resolve the name separately, so a name whose DNS answer changes in
-between (DNS rebinding) can still reach what the check refused: allow-list hosts you rely on.
+The connection goes to the very address the check passed (the request keeps the name in its
+`Host` header and, for https, in TLS's server name, against which the certificate is verified),
+so a name whose DNS answer changes in between (DNS rebinding) cannot lead it elsewhere. An IPv6
+address that carries an IPv4 one (`::ffff:127.0.0.1`, NAT64, 6to4, Teredo) is judged by that
+too. The whole fetch, redirects included, ends at its timeout, however slowly a server answers.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import zlib
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -31,7 +35,14 @@ from eve_runtime.sandbox.truncate import truncate
 if TYPE_CHECKING:
     import httpx  # imported when a fetch runs: it costs a quarter of a second, and `eve info` never needs it
 
-__all__ = ["WEB_FETCH_DESCRIPTION", "WEB_FETCH_INPUT_SCHEMA", "check_destination", "web_fetch", "web_fetch_tool"]
+__all__ = [
+    "WEB_FETCH_DESCRIPTION",
+    "WEB_FETCH_INPUT_SCHEMA",
+    "check_destination",
+    "is_public",
+    "web_fetch",
+    "web_fetch_tool",
+]
 
 MAX_REDIRECTS = 10
 MAX_RESPONSE_BYTES = 5 * 1024 * 1024
@@ -73,8 +84,37 @@ WEB_FETCH_INPUT_SCHEMA: dict[str, Any] = {
 Format = Literal["markdown", "text", "html"]
 
 
-async def check_destination(url: httpx.URL, policy: NetworkPolicy) -> None:
-    """Refuse a URL that is not http(s), or whose host resolves to an address the policy does not allow."""
+_NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one carries (mapped, NAT64, 6to4, Teredo's client, IPv4-compatible), if any."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip.teredo is not None:
+        return ip.teredo[1]
+    if any(ip in network for network in _NAT64) or (ip in _IPV4_COMPATIBLE and int(ip) > 1):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
+def is_public(address: str) -> bool:
+    """Whether an address is a public unicast one (and so is any IPv4 address it carries)."""
+    ip = ipaddress.ip_address(address)
+    if not ip.is_global or ip.is_multicast:
+        return False
+    inner = _embedded_ipv4(ip) if isinstance(ip, ipaddress.IPv6Address) else None
+    return inner is None or (inner.is_global and not inner.is_multicast)
+
+
+async def check_destination(url: httpx.URL, policy: NetworkPolicy) -> str:
+    """The address to connect to for a URL; refuses one that is not http(s) or resolves where the policy forbids.
+
+    Every address the name resolves to must be allowed (the first one is returned).
+    """
     if url.scheme not in ("http", "https"):
         raise ValueError(f"web_fetch fetches http and https URLs only, not {url.scheme or 'this'}: {url}")
     host = url.host
@@ -85,14 +125,31 @@ async def check_destination(url: httpx.URL, policy: NetworkPolicy) -> None:
         infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError as exc:
         raise ConnectionError(f"web_fetch could not resolve {host}: {exc}") from None
+    addresses: list[str] = []
     for info in infos:
-        address = str(info[4][0]).split("%", 1)[0]
-        ip = ipaddress.ip_address(address)
-        if (not ip.is_global or ip.is_multicast) and not policy.permits_private(host, address):
+        address = str(info[4][0]).split("%", 1)[0]  # a scope (fe80::1%eth0) is link-local: never public
+        if not is_public(address) and not policy.permits_private(host, address):
             raise PermissionError(
                 f"web_fetch refuses {host} ({address}): a private, loopback or reserved address. "
                 f'An agent that needs it allows it in its sandbox: define_sandbox(network={{"allow": ["{host}"]}}).'
             )
+        addresses.append(address)
+    if not addresses:
+        raise ConnectionError(f"web_fetch could not resolve {host}")
+    return addresses[0]
+
+
+def _pinned(url: httpx.URL, address: str) -> tuple[httpx.URL, dict[str, str], dict[str, Any]]:
+    """The request for `url` sent to `address`: its URL, the `Host` header and the TLS server name."""
+    try:
+        ipaddress.ip_address(url.host)
+    except ValueError:
+        pass
+    else:
+        return url, {}, {}  # an address already: nothing to resolve again
+    host_header = url.netloc.decode("ascii")
+    extensions: dict[str, Any] = {"sni_hostname": url.raw_host.decode("ascii")} if url.scheme == "https" else {}
+    return url.copy_with(host=address), {"host": host_header}, extensions
 
 
 def _decode(body: bytes, response: httpx.Response) -> str:
@@ -102,29 +159,69 @@ def _decode(body: bytes, response: httpx.Response) -> str:
         return body.decode("utf-8", errors="replace")
 
 
-async def _fetch(url: str, policy: NetworkPolicy, timeout: float) -> tuple[httpx.Response, bytes, bool]:
+async def _fetch(url: str, policy: NetworkPolicy, timeout: float) -> tuple[httpx.Response, httpx.URL, bytes, bool]:
+    """The final response, the URL it answered (as named, not the address), its body (capped), whether cut."""
     import httpx
 
     target = httpx.URL(url)
     async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False) as client:
         for _ in range(MAX_REDIRECTS + 1):
-            await check_destination(target, policy)
-            async with client.stream(
-                "GET", target, headers={"accept": "text/html, text/*;q=0.9, */*;q=0.5"}
-            ) as response:
+            address = await check_destination(target, policy)
+            pinned, host, extensions = _pinned(target, address)
+            headers = {"accept": "text/html, text/*;q=0.9, */*;q=0.5", **host}
+            async with client.stream("GET", pinned, headers=headers, extensions=extensions) as response:
                 if response.is_redirect and "location" in response.headers:
                     target = target.join(response.headers["location"])
                     continue
-                body = bytearray()
-                cut = False
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > MAX_RESPONSE_BYTES:
-                        del body[MAX_RESPONSE_BYTES:]
-                        cut = True
+                body = _Body(response.headers.get("content-encoding", ""))
+                async for chunk in response.aiter_raw():
+                    if body.add(chunk):
                         break
-                return response, bytes(body), cut
+                return response, target, body.value(), body.cut
     raise ConnectionError(f"web_fetch stopped after {MAX_REDIRECTS} redirects from {url}")
+
+
+class _Body:
+    """A response body decompressed here, never past `MAX_RESPONSE_BYTES` (httpx would inflate a whole chunk).
+
+    A small gzip "bomb" can inflate a thousandfold; each chunk is inflated only as far as the cap.
+    """
+
+    def __init__(self, encoding: str) -> None:
+        codings = [c.strip().lower() for c in encoding.split(",") if c.strip().lower() not in ("", "identity")]
+        if any(c not in ("gzip", "x-gzip", "deflate") for c in codings) or len(codings) > 1:
+            raise ValueError(f"web_fetch cannot decode a body encoded as {encoding!r}")
+        self.inflater = None
+        if codings:
+            wbits = zlib.MAX_WBITS | 16 if codings[0] != "deflate" else zlib.MAX_WBITS
+            self.inflater = zlib.decompressobj(wbits)
+            self.raw_deflate = codings[0] == "deflate"
+        self.data = bytearray()
+        self.cut = False
+
+    def add(self, chunk: bytes) -> bool:
+        """Take one raw chunk; True once the cap is reached (the rest is not read)."""
+        if self.inflater is None:
+            self.data += chunk
+        else:
+            pending = chunk
+            while pending and len(self.data) <= MAX_RESPONSE_BYTES:
+                try:
+                    self.data += self.inflater.decompress(pending, MAX_RESPONSE_BYTES + 1 - len(self.data))
+                except zlib.error:
+                    if not self.raw_deflate or self.data:
+                        raise ValueError("web_fetch could not decompress the response body") from None
+                    self.inflater = zlib.decompressobj(-zlib.MAX_WBITS)  # "deflate" sent without its zlib header
+                    self.raw_deflate = False
+                    continue
+                pending = self.inflater.unconsumed_tail
+        if len(self.data) > MAX_RESPONSE_BYTES:
+            del self.data[MAX_RESPONSE_BYTES:]
+            self.cut = True
+        return self.cut
+
+    def value(self) -> bytes:
+        return bytes(self.data)
 
 
 def web_fetch_tool(policy: NetworkPolicy) -> Callable[..., Coroutine[Any, Any, dict[str, Any]]]:
@@ -141,20 +238,23 @@ def web_fetch_tool(policy: NetworkPolicy) -> Callable[..., Coroutine[Any, Any, d
 
         seconds = min(timeout or DEFAULT_TIMEOUT, MAX_TIMEOUT)
         try:
-            response, body, cut = await _fetch(url, policy, seconds)
+            async with asyncio.timeout(seconds):
+                response, where, body, cut = await _fetch(url, policy, seconds)
         except httpx.HTTPError as exc:
             raise ConnectionError(f"web_fetch could not fetch {url}: {exc}") from None
+        except TimeoutError:
+            raise TimeoutError(f"web_fetch gave up on {url} after {seconds:g} s") from None
         content_type = response.headers.get("content-type", "application/octet-stream")
         text = _decode(body, response)
         if not response.is_success:
             raise RuntimeError(
-                f"{response.url} answered HTTP {response.status_code} {response.reason_phrase}"
+                f"{where} answered HTTP {response.status_code} {response.reason_phrase}"
                 + (f": {text[:_ERROR_BODY].strip()}" if text.strip() else "")
             )
         kind = content_type.split(";", 1)[0].strip().lower()
         textual = kind.startswith("text/") or kind.endswith(("+xml", "+json", "/json", "/xml", "/javascript"))
         if not textual:
-            raise ValueError(f"web_fetch returns text, and {response.url} is {kind} ({len(body)} bytes)")
+            raise ValueError(f"web_fetch returns text, and {where} is {kind} ({len(body)} bytes)")
         wanted: Format = format or "markdown"
         if kind in ("text/html", "application/xhtml+xml") and wanted != "html":
             from eve_runtime.sandbox.html_text import html_to_text  # only a fetch needs the HTML parser
@@ -165,7 +265,7 @@ def web_fetch_tool(policy: NetworkPolicy) -> Callable[..., Coroutine[Any, Any, d
             "content": shaped.output,
             "contentType": content_type,
             "truncated": shaped.truncated or cut,
-            "url": str(response.url),
+            "url": str(where),
         }
 
     return web_fetch

@@ -29,6 +29,7 @@ from starlette.applications import Starlette
 from eve_runtime.errors import CompileError, UserError
 from eve_runtime.project.compiler import CompiledApp, compile_app
 from eve_runtime.project.paths import load_env_files
+from eve_runtime.redaction import REDACTOR, install_log_redaction
 from eve_runtime.server.app import create_app
 from eve_runtime.server.auth import Authenticator, BearerTokenAuth, LoopbackAuth, is_loopback_host
 from eve_runtime.server.stream import StreamOptions
@@ -335,6 +336,8 @@ def serve(
         CompileError: The project has error diagnostics.
     """
     load_env_files(app_root)
+    REDACTOR.refresh()  # the secrets of `.env` too: masked in the store, the stream and the logs
+    install_log_redaction()
     if world not in WORLDS:
         raise ServeError(f"Unknown world {world!r}: choose 'local' or 'postgres'.")
     compiled = compile_app(app_root)
