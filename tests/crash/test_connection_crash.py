@@ -3,8 +3,8 @@
 The connection is a streamable-HTTP MCP server in its own process (the FastMCP fixture), so it
 outlives the eve process and counts every `tools/call` it receives in a log file. Killed while
 the server works on the call (its `actions.requested` is durable, its result is not), the
-restarted eve does not send the call again (one line in the log), invents no result for it,
-and tells the model the call was interrupted.
+restarted eve does not send the call again (one line in the log), closes it once as abandoned
+(`ACTION_ABANDONED`), and tells the model the call was interrupted.
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ def test_a_kill_during_an_mcp_call_is_reported_not_sent_again(tmp_path: Path) ->
         time.sleep(0.5)
         assert calls.read_text() == "charge-card\n"  # never sent again
         assert len(of_type(events, "actions.requested")) == 1
-        assert of_type(events, "action.result") == []
+        (closed,) = of_type(events, "action.result")  # closed once, as abandoned, by the recovery
+        assert closed["data"]["status"] == "failed" and closed["data"]["error"]["code"] == "ACTION_ABANDONED"
         assert step_attempts(events, 0) == 2
         reply = [e for e in of_type(events, "message.completed") if e["data"]["finishReason"] != "tool-calls"]
         assert "was not run again" in reply[-1]["data"]["message"], reply
