@@ -113,6 +113,16 @@ def component_schemas() -> JSON:
             "required": ["ok", "status", "workflowId"],
             "properties": {"ok": ok, "status": {"const": "ready"}, "workflowId": {"type": "string"}},
         },
+        "HealthDegraded": {
+            "type": "object",
+            "required": ["ok", "status", "reason", "workflowId"],
+            "properties": {
+                "ok": {"const": False},
+                "status": {"const": "degraded"},
+                "reason": {"type": "string"},
+                "workflowId": {"type": "string"},
+            },
+        },
         "AgentInfo": {
             "type": "object",
             "required": ["kind", "version", "mode"],
