@@ -141,7 +141,8 @@ class _Api:
         if reason is None:
             response = json_response({"ok": True, "status": "ready", "workflowId": WORKFLOW_ID}, headers=headers)
         else:  # answers nothing new for now: a balancer sends the work elsewhere
-            body = {"ok": False, "status": "degraded", "reason": reason, "workflowId": WORKFLOW_ID}
+            body = {"ok": False, "status": "degraded", "code": "store_unavailable", "reason": reason}
+            body["workflowId"] = WORKFLOW_ID
             response = json_response(body, 503, headers={**headers, "retry-after": str(RETRY_DEGRADED)})
         if request.method == "HEAD":
             response.body = b""  # headers (content-length included) as for GET, no body

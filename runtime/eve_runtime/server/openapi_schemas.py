@@ -115,10 +115,11 @@ def component_schemas() -> JSON:
         },
         "HealthDegraded": {
             "type": "object",
-            "required": ["ok", "status", "reason", "workflowId"],
+            "required": ["ok", "status", "code", "reason", "workflowId"],
             "properties": {
                 "ok": {"const": False},
                 "status": {"const": "degraded"},
+                "code": {"const": "store_unavailable"},
                 "reason": {"type": "string"},
                 "workflowId": {"type": "string"},
             },
