@@ -44,3 +44,18 @@ def test_under_the_free_space_floor_new_work_is_503_and_health_is_degraded(
         events = api.wait_for(session_id, "session.waiting", count=2)
         assert [e["data"]["message"] for e in events if e["type"] == "message.completed"] == ["hello", "again"]
         assert api.client.get("/eve/v1/health").json()["status"] == "ready"
+
+
+def test_a_message_stored_but_refused_runs_when_its_key_is_sent_again(agent: RuntimeAgent, manifest: Manifest) -> None:
+    from eve_runtime.store import NewDelivery
+
+    with harness(agent, manifest) as api:
+        session_id = api.create("/reply one")
+        api.wait_for(session_id, "session.waiting")
+        # What a send whose connection was lost after its commit leaves: stored, answered 503, nobody woken.
+        stored = NewDelivery(id="dlv_lost", kind="message", payload={"message": "/reply two"}, idempotency_key="k2")
+        api.call(api.store.enqueue, session_id, stored)
+        again = api.client.post(f"/eve/v1/session/{session_id}", json={"message": "/reply two", "idempotencyKey": "k2"})
+        assert again.status_code == 202 and again.json()["deliveryId"] == "dlv_lost"
+        events = api.wait_for(session_id, "session.waiting", count=2)
+        assert [e["data"]["message"] for e in events if e["type"] == "message.completed"] == ["one", "two"]
