@@ -65,3 +65,20 @@ def fresh_schema() -> Iterator[str]:
     finally:
         with psycopg.connect(database_url(), autocommit=True) as conn:
             conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(name)))
+
+
+def terminate_backends(application_name: str) -> int:
+    """Kill the server processes of every connection named `application_name` (`pg_terminate_backend`).
+
+    Called from a connection of its own, as an administrator or a failover would cut them. Returns
+    how many backends it terminated.
+    """
+    import psycopg
+
+    with psycopg.connect(database_url(), autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s "
+            "AND pid <> pg_backend_pid()",
+            (application_name,),
+        ).fetchall()
+    return sum(1 for (killed,) in rows if killed)

@@ -289,9 +289,11 @@ def test_a_store_failure_mid_stream_ends_the_response(
         raise OSError("disk gone")
 
     monkeypatch.setattr(api.store, "read_events", broken)
+    monkeypatch.setattr(api.store, "read_lines", broken)
     response = api.client.get(f"/eve/v1/session/{session_id}/stream?follow=false")
     assert response.status_code == 200
-    assert response.content == b"\n"
+    # not a normal end: a control record says the stream was cut (the client reconnects from its cursor)
+    assert response.content == b'\n{"$eve":"stream.interrupted","version":1,"code":"internal_error"}\n'
     assert "stream failed" in caplog.text
 
 

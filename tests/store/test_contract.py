@@ -530,3 +530,8 @@ async def test_a_closed_store_refuses_work(store: Store) -> None:
     await store.close()  # closing twice is fine
     await store.open()
     assert await store.get_session("s1") is None
+
+
+async def test_an_open_store_is_healthy(store: Store) -> None:
+    await store.create_session(session("s1"), delivery("d1"))
+    assert await store.health() is None

@@ -19,6 +19,7 @@ from eve_runtime.client.parts import Event
 __all__ = [
     "API",
     "NOT_READY",
+    "STORE_UNAVAILABLE",
     "TERMINAL_EVENTS",
     "Backoff",
     "StreamCursor",
@@ -33,6 +34,8 @@ __all__ = [
 
 API = "/eve/v1"
 NOT_READY = "session_not_ready"
+STORE_UNAVAILABLE = "store_unavailable"
+"""The code of a 503 whose store could not serve the request (a reconnecting stream waits and tries again)."""
 TERMINAL_EVENTS = frozenset({"session.completed", "session.failed"})
 STREAM_VERSIONS = frozenset({"25", "26"})
 """`x-eve-stream-version` values this client reads (both carry deltas only)."""
@@ -149,6 +152,7 @@ class StreamCursor:
         self._buffer = b""
         self._progressed = False
         self._lease_ended = False
+        self._interrupted = False
 
     def anchor(self, count: int) -> None:
         """Turn a tail-relative start into an absolute one, given the session's event count now.
@@ -182,7 +186,7 @@ class StreamCursor:
                 f"this client reads versions {', '.join(sorted(STREAM_VERSIONS))}"
             )
         self.connected_once = True
-        self._buffer, self._progressed, self._lease_ended = b"", False, False
+        self._buffer, self._progressed, self._lease_ended, self._interrupted = b"", False, False, False
         if not self.follow and not self.relative and self.bound is None:
             tail = headers.get("x-eve-stream-tail-index")
             try:
@@ -214,6 +218,8 @@ class StreamCursor:
         if "$eve" in value:  # a transport record, never an event
             if value["$eve"] == "stream.lease-ended":
                 self._lease_ended = self._progressed = True
+            elif value["$eve"] == "stream.interrupted":  # the server's store failed: not a normal end
+                self._interrupted = True
             return None
         self._progressed = True
         if not self.relative:
@@ -232,6 +238,11 @@ class StreamCursor:
         """The response ended cleanly: what next."""
         if self.done or self.relative:
             return "done"
+        if self._interrupted:  # reconnect after a pause (the store is failing): counted, like a drop
+            self._interrupted = False
+            if self._progressed:
+                self._progressed, self.failures = False, 0
+            return self.dropped("the server's store failed during the stream")
         if self._lease_ended:
             self._lease_ended = self._progressed = False
             self.failures = 0

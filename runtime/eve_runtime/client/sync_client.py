@@ -22,6 +22,7 @@ import httpx
 from eve_runtime.client._protocol import (
     API,
     NOT_READY,
+    STORE_UNAVAILABLE,
     Backoff,
     StreamCursor,
     camel_fields,
@@ -268,11 +269,13 @@ class EveClient:
                             break
                 step = cursor.closed()
             except ResponseError as exc:
-                delay = next(not_ready, None) if exc.code == NOT_READY else None
-                if delay is None:
-                    raise
-                time.sleep(delay)
-                continue
+                if exc.code != STORE_UNAVAILABLE or not cursor.connected_once:
+                    delay = next(not_ready, None) if exc.code == NOT_READY else None
+                    if delay is None:
+                        raise
+                    time.sleep(delay)
+                    continue
+                step = cursor.dropped("the server's store is unavailable")  # a 503 while reconnecting
             except httpx.TransportError as exc:
                 if not cursor.connected_once:
                     raise ServerUnreachable(self.base_url + path, describe(exc)) from exc

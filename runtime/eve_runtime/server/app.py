@@ -44,11 +44,18 @@ from eve_runtime.server.channels import ChannelRouter, eve_channel_refusal
 from eve_runtime.server.connection_routes import supply_token
 from eve_runtime.server.dev import BuildStatus, fire_schedule, list_sessions
 from eve_runtime.server.openapi import openapi_document
-from eve_runtime.server.responses import ApiError, dump_json, error_response, json_response
+from eve_runtime.server.responses import (
+    ApiError,
+    dump_json,
+    error_response,
+    http_error,
+    json_response,
+    store_unavailable,
+)
 from eve_runtime.server.stream import SESSION_NOT_FOUND, StreamOptions, StreamRegistry, open_stream, parse_stream_query
 from eve_runtime.sessions.availability import SessionDormant, SessionStranded
 from eve_runtime.sessions.runtime import Runtime
-from eve_runtime.store.base import SessionNotActive
+from eve_runtime.store.base import SessionNotActive, StoreUnavailable
 
 __all__ = ["TASK_PROTOCOL", "WORKFLOW_ID", "create_app"]
 
@@ -58,6 +65,8 @@ Mode = Literal["development", "production"]
 Handler = Callable[[Request], Awaitable[Response]]
 
 WORKFLOW_ID = "workflow//eve//workflowEntry"
+RETRY_DEGRADED = 5
+"""The `retry-after` of a degraded health answer, in seconds."""
 TASK_PROTOCOL = 1
 
 
@@ -113,6 +122,9 @@ class _Api:
                 return await handler(request)
             except ApiError as exc:
                 return error_response(exc)
+            except StoreUnavailable as exc:  # a full disk, an unreachable database: retry later
+                logger.warning("%s %s: the store is unavailable: %s", request.method, request.url.path[:200], exc)
+                return error_response(store_unavailable(exc))
             except Exception:  # answered as a 500 with an errorId, and logged
                 return _internal_error(failure)
 
@@ -125,10 +137,14 @@ class _Api:
     # -- routes ------------------------------------------------------------------------------
 
     async def health(self, request: Request) -> Response:
-        response = json_response(
-            {"ok": True, "status": "ready", "workflowId": WORKFLOW_ID},
-            headers={"x-eve-task-protocol": str(TASK_PROTOCOL)},
-        )
+        headers = {"x-eve-task-protocol": str(TASK_PROTOCOL)}
+        reason = await self.runtime.store.health()
+        if reason is None:
+            response = json_response({"ok": True, "status": "ready", "workflowId": WORKFLOW_ID}, headers=headers)
+        else:  # answers nothing new for now: a balancer sends the work elsewhere
+            body = {"ok": False, "status": "degraded", "code": "store_unavailable", "reason": reason}
+            body["workflowId"] = WORKFLOW_ID
+            response = json_response(body, 503, headers={**headers, "retry-after": str(RETRY_DEGRADED)})
         if request.method == "HEAD":
             response.body = b""  # headers (content-length included) as for GET, no body
         return response
@@ -300,20 +316,6 @@ class _Api:
         return routes
 
 
-async def _http_error(request: Request, exc: Exception) -> Response:
-    """Starlette's 404 and 405 (and any other HTTPException) as eve's JSON errors."""
-    assert isinstance(exc, HTTPException)
-    headers = dict(exc.headers or {})
-    where = f"[{request.method}] {request.url.path[:200]}"
-    if exc.status_code == 404:
-        return error_response(ApiError(404, f"Cannot find any route matching {where}.", "not_found"))
-    if exc.status_code == 405:
-        allowed = headers.get("Allow", "")
-        message = f"Method not allowed: {where}. Allowed: {allowed}."
-        return error_response(ApiError(405, message, "method_not_allowed", headers=headers))
-    return error_response(ApiError(exc.status_code, str(exc.detail), headers=headers))
-
-
 class _CatchAll:
     """The last line: an exception that escaped everything else becomes a logged 500 JSON answer."""
 
@@ -334,6 +336,10 @@ class _CatchAll:
 
         try:
             await self.app(scope, receive, tracking_send)
+        except StoreUnavailable as exc:
+            logger.warning("the store is unavailable: %s", exc)
+            if not started:
+                await error_response(store_unavailable(exc))(scope, receive, send)
         except Exception:  # everything else: a logged 500
             response = _internal_error("Internal server error.")
             if not started:
@@ -386,7 +392,7 @@ def create_app(
     app = Starlette(
         routes=api.routes(),
         middleware=[Middleware(_CatchAll), Middleware(ChannelRouter, runtime=runtime, max_body_bytes=max_body_bytes)],
-        exception_handlers={HTTPException: _http_error},
+        exception_handlers={HTTPException: http_error},
     )
     api.build = BuildStatus(generation=generation)
     app.router.redirect_slashes = False

@@ -29,11 +29,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from eve_runtime.authoring.channel_auth import AuthError, AuthFn, Principal
 from eve_runtime.authoring.channels import Channel, ChannelRoute, InvalidAddress, is_eve_path
 from eve_runtime.server.auth import Authenticator, AuthFailure
-from eve_runtime.server.responses import ApiError, error_response, json_response
+from eve_runtime.server.responses import ApiError, error_response, json_response, store_unavailable
 from eve_runtime.server.route_context import RouteContext
 from eve_runtime.sessions.addresses import AddressContended
 from eve_runtime.sessions.availability import SessionDormant, SessionStranded
-from eve_runtime.store.base import AddressInUse, AddressLimitReached, SessionNotActive
+from eve_runtime.store.base import AddressInUse, AddressLimitReached, SessionNotActive, StoreUnavailable
 
 if TYPE_CHECKING:
     from eve_runtime.project.runtime_agent import RuntimeAgent
@@ -204,6 +204,9 @@ class ChannelRouter:
             return error_response(ApiError(409, str(exc), "address_limit_reached"))
         except AddressContended as exc:
             return error_response(ApiError(503, str(exc), "address_contended", headers=RETRY_SOON))
+        except StoreUnavailable as exc:
+            logger.warning("the %s channel: the store is unavailable: %s", entry.name, exc)
+            return error_response(store_unavailable(exc))
         except InvalidAddress as exc:
             return error_response(ApiError(400, str(exc), "invalid_address"))
         except json.JSONDecodeError:

@@ -36,6 +36,12 @@ def _header(description: str, *, required: bool = True) -> JSON:
     return {"description": description, "required": required, "schema": {"type": "string"}}
 
 
+_UNAVAILABLE = (
+    "`store_unavailable`: the store's disk is full (or under `EVE_MIN_FREE_MB`) or its database cannot be "
+    "reached; nothing was stored. Retry after `retry-after` seconds."
+)
+
+
 def _error(description: str) -> JSON:
     return _json(ref("Error"), description)
 
@@ -91,7 +97,12 @@ def _operation(
     parameters: list[JSON] | None = None,
     guarded: bool = True,
 ) -> JSON:
-    all_responses = {**responses, **(_guard(mode) if guarded else {}), "500": _error("Unexpected failure (logged).")}
+    all_responses = {
+        **responses,
+        **(_guard(mode) if guarded else {}),
+        "500": _error("Unexpected failure (logged)."),
+    }
+    all_responses.setdefault("503", _error(_UNAVAILABLE))
     operation: JSON = {"operationId": operation_id, "summary": summary, "responses": all_responses}
     if parameters:
         operation["parameters"] = parameters
@@ -156,12 +167,19 @@ def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
             "get": _operation(
                 "health",
                 "Liveness (never guarded).",
-                {"200": _json(ref("Health"), "Ready.", {"x-eve-task-protocol": _header("`1`.")})},
+                {
+                    "200": _json(ref("Health"), "Ready.", {"x-eve-task-protocol": _header("`1`.")}),
+                    "503": _json(ref("HealthDegraded"), "Degraded: the store cannot take new work (`reason`)."),
+                },
                 mode,
                 guarded=False,
             ),
             "head": _operation(
-                "healthHead", "Liveness, headers only.", {"200": {"description": "Ready."}}, mode, guarded=False
+                "healthHead",
+                "Liveness, headers only.",
+                {"200": {"description": "Ready."}, "503": {"description": "Degraded."}},
+                mode,
+                guarded=False,
             ),
         },
         "/eve/v1/info": {

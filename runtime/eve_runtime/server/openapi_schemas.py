@@ -139,6 +139,17 @@ def component_schemas() -> JSON:
             "required": ["ok", "status", "workflowId"],
             "properties": {"ok": ok, "status": {"const": "ready"}, "workflowId": {"type": "string"}},
         },
+        "HealthDegraded": {
+            "type": "object",
+            "required": ["ok", "status", "code", "reason", "workflowId"],
+            "properties": {
+                "ok": {"const": False},
+                "status": {"const": "degraded"},
+                "code": {"const": "store_unavailable"},
+                "reason": {"type": "string"},
+                "workflowId": {"type": "string"},
+            },
+        },
         "AgentInfo": {
             "type": "object",
             "required": ["kind", "version", "mode"],

@@ -11,9 +11,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
 from starlette.responses import Response
 
-__all__ = ["JSON_TYPE", "ApiError", "dump_json", "error_response", "json_response"]
+from eve_runtime.store.base import StoreUnavailable
+
+__all__ = ["JSON_TYPE", "ApiError", "dump_json", "error_response", "http_error", "json_response", "store_unavailable"]
 
 JSON_TYPE = "application/json"
 _SEPARATOR_ESCAPES = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029"})
@@ -67,3 +71,23 @@ def error_response(error: ApiError) -> Response:
     if error.code is not None:
         body["code"] = error.code
     return json_response(body, error.status, headers=error.headers)
+
+
+def store_unavailable(exc: StoreUnavailable) -> ApiError:
+    """503 `store_unavailable` with `Retry-After`: nothing was stored, the client retries later."""
+    message = f"The session store is unavailable ({exc.reason}): nothing was stored; retry in {exc.retry_after} s."
+    return ApiError(503, message, "store_unavailable", headers={"retry-after": str(exc.retry_after)})
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's 404 and 405 (and any other HTTPException) as eve's JSON errors."""
+    assert isinstance(exc, HTTPException)
+    headers = dict(exc.headers or {})
+    where = f"[{request.method}] {request.url.path[:200]}"
+    if exc.status_code == 404:
+        return error_response(ApiError(404, f"Cannot find any route matching {where}.", "not_found"))
+    if exc.status_code == 405:
+        allowed = headers.get("Allow", "")
+        message = f"Method not allowed: {where}. Allowed: {allowed}."
+        return error_response(ApiError(405, message, "method_not_allowed", headers=headers))
+    return error_response(ApiError(exc.status_code, str(exc.detail), headers=headers))

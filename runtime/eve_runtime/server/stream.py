@@ -7,7 +7,10 @@ store keeps it (events are serialized once, when written). A bounded read (`foll
 ends after `session.completed` / `session.failed`. With `streamControlVersion=1` a quiet stream
 gets a blank line every `heartbeat_interval` seconds and, after `lease_duration` seconds,
 `{"$eve":"stream.lease-ended","version":1}` before the server closes it (the client reconnects
-from its cursor). Readers never touch the session's actor.
+from its cursor). A stream whose store read fails (an unreachable database, a failing disk) ends
+with `{"$eve":"stream.interrupted","version":1,"code":"store_unavailable"}` (`"internal_error"`
+for anything else) instead of looking like a normal end: the client reconnects from its cursor
+after a pause. Readers never touch the session's actor.
 """
 
 from __future__ import annotations
@@ -28,9 +31,10 @@ from starlette.types import Message, Receive, Scope, Send
 from eve_runtime.events.catalog import STREAM_VERSION
 from eve_runtime.ids import is_session_id
 from eve_runtime.server.responses import ApiError
-from eve_runtime.store.base import Store
+from eve_runtime.store.base import Store, StoreError
 
 __all__ = [
+    "INTERRUPTED",
     "LEASE_ENDED",
     "NDJSON_TYPE",
     "STREAM_VERSION",
@@ -48,6 +52,8 @@ logger = logging.getLogger("eve.server")
 NDJSON_TYPE = "application/x-ndjson; charset=utf-8"
 TERMINAL_EVENTS = frozenset({"session.completed", "session.failed"})
 LEASE_ENDED = b'{"$eve":"stream.lease-ended","version":1}\n'
+INTERRUPTED = b'{"$eve":"stream.interrupted","version":1,"code":"store_unavailable"}\n'
+_INTERRUPTED_BY_A_BUG = b'{"$eve":"stream.interrupted","version":1,"code":"internal_error"}\n'
 SESSION_NOT_FOUND = "Session not found."
 BAD_START_INDEX = "Expected startIndex to be an integer."
 
@@ -185,9 +191,14 @@ class NdjsonResponse(Response):
                 await _send(send, end)
             except _ClientGone:
                 pass
-            except Exception:  # a failing store must not kill the server: end the response, log why
-                logger.exception("stream failed (errorId %s)", uuid.uuid4().hex)
+            except Exception as exc:  # a failing store must not kill the server: say so, end, log why
+                if isinstance(exc, StoreError):
+                    logger.warning("stream interrupted: the store failed: %s", exc)
+                else:
+                    logger.exception("stream failed (errorId %s)", uuid.uuid4().hex)
+                record = INTERRUPTED if isinstance(exc, StoreError) else _INTERRUPTED_BY_A_BUG
                 with contextlib.suppress(_ClientGone):
+                    await _send(send, {"type": "http.response.body", "body": record, "more_body": True})
                     await _send(send, end)
             group.cancel_scope.cancel()
 

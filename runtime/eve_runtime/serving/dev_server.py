@@ -78,4 +78,9 @@ def running_server(app_root: Path, *, timeout: float = 1.0) -> DevServer | None:
         response = httpx.get(f"{record.url}/eve/v1/health", timeout=timeout)
     except httpx.HTTPError:
         return None
+    if response.status_code == 503:  # a server whose disk is full still runs: never start a second one
+        try:
+            return record if response.json().get("status") == "degraded" else None
+        except ValueError:
+            return None
     return record if response.status_code == 200 else None

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 
 from eve_runtime.errors import UserError
 from eve_runtime.store.base import Store, StoreError, StoreLocked
-from eve_runtime.store.sqlite import SqliteStore
+from eve_runtime.store.sqlite import DEFAULT_MIN_FREE_MB, SqliteStore
 
 if TYPE_CHECKING:
     from eve_runtime.store.postgres import PostgresStore
 
-__all__ = ["DEFAULT_LEASE_SECONDS", "WORLDS", "WorldUnavailable", "lease_seconds", "open_world"]
+__all__ = ["DEFAULT_LEASE_SECONDS", "WORLDS", "WorldUnavailable", "lease_seconds", "min_free_mb", "open_world"]
 
 WORLDS = ("local", "postgres")
 DEFAULT_LEASE_SECONDS = 15.0
@@ -67,6 +67,27 @@ def lease_seconds() -> float:
     return value
 
 
+def min_free_mb() -> float:
+    """The free space under which the local world refuses new work: `EVE_MIN_FREE_MB`, else 16 (0: no floor).
+
+    Raises:
+        WorldUnavailable: `EVE_MIN_FREE_MB` is not a number of megabytes (0 or more).
+    """
+    raw = os.environ.get("EVE_MIN_FREE_MB", "").strip()
+    if not raw:
+        return DEFAULT_MIN_FREE_MB
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise WorldUnavailable(
+            f"EVE_MIN_FREE_MB={raw!r} is not a number of megabytes: set it to 0 or more (default 16; 0 turns the "
+            "free-space floor off)."
+        )
+    return value
+
+
 async def open_world(world: str, database_url: str | None, data_dir: Path) -> Store:
     """Open the store of `world` (`local`: SQLite in `data_dir`; `postgres`: `database_url`).
 
@@ -76,7 +97,7 @@ async def open_world(world: str, database_url: str | None, data_dir: Path) -> St
     if world == "local":
         if database_url:
             logger.info("the local world ignores the database URL")
-        store = SqliteStore(data_dir)
+        store = SqliteStore(data_dir, min_free_mb=min_free_mb())
         try:
             await store.open()
         except StoreLocked as exc:

@@ -327,7 +327,9 @@ class Runtime:
         result = await self.store.enqueue(
             session_id, NewDelivery(id=new_delivery_id(), kind=kind, payload=payload, idempotency_key=idempotency_key)
         )
-        if not result.duplicate:
+        # A repeated key whose delivery is still waiting is handed over again (the inbox takes a delivery
+        # once): the first try may have been stored and answered 503 (a lost connection), so nobody woke.
+        if not result.duplicate or not result.delivery.consumed:
             actor = self.actors.get(session_id)
             if actor is not None and actor.accepts_deliveries():
                 actor.push(result.delivery)

@@ -25,6 +25,7 @@ from eve_runtime.store.base import (
     Store,
     StoreError,
     StoreLocked,
+    StoreUnavailable,
 )
 from eve_runtime.store.memory import MemoryStore
 from eve_runtime.store.sqlite import SqliteStore, open_local_store
@@ -66,5 +67,6 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreLocked",
+    "StoreUnavailable",
     "open_local_store",
 ]

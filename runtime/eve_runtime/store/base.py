@@ -48,6 +48,7 @@ from eve_runtime.store.errors import (
     SessionNotActive,
     StoreError,
     StoreLocked,
+    StoreUnavailable,
 )
 
 __all__ = [
@@ -70,6 +71,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreLocked",
+    "StoreUnavailable",
     "EventIndexConflict",
 ]
 
@@ -199,6 +201,13 @@ class Store(ABC):
     @abstractmethod
     async def close(self) -> None:
         """Flush and release everything; the store can be opened again."""
+
+    async def health(self) -> str | None:
+        """Why the store cannot take new work right now (a full disk, an unreachable database), or None.
+
+        `GET /eve/v1/health` reports `degraded` with this reason. The default: always healthy.
+        """
+        return None
 
     # -- sessions ---------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ __all__ = [
     "SessionNotActive",
     "StoreError",
     "StoreLocked",
+    "StoreUnavailable",
 ]
 
 MAX_ADDRESSES = 256
@@ -21,6 +22,23 @@ MAX_ADDRESSES = 256
 
 class StoreError(RuntimeFailure):
     """A store operation failed."""
+
+
+class StoreUnavailable(StoreError):
+    """The store cannot take or serve work right now; nothing of the refused operation was stored.
+
+    Its disk is full (or under the free-space floor), or its database cannot be reached: retry later.
+
+    Args:
+        message: What failed, for the log (it may name a file or a server).
+        reason: What failed, for clients and `GET /eve/v1/health` (names no file, host or password).
+        retry_after: Seconds a client should wait before retrying.
+    """
+
+    def __init__(self, message: str, *, reason: str = "the database cannot be reached", retry_after: int = 5) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.retry_after = retry_after
 
 
 class StoreLocked(StoreError):

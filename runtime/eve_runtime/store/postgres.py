@@ -4,8 +4,10 @@ The tables are the SQLite store's (see `postgres_schema.py`), kept in one Postgr
 connection string's default (`public`, or the first entry of `?options=-csearch_path=...`), or the
 one given to the store (created when missing). Every write is one transaction; a commit is one
 call of the `eve_commit` function, which enforces the fencing token in SQL. Reads and writes go
-through a small pool of connections; one more connection LISTENs, so `wait_for_events` wakes when
-any process commits events (and at once, without the round trip, when this process does).
+through psycopg's connection pool; an operation whose connection the server dropped runs again on
+a new one where that is safe (`postgres_pool.py`), else fails with `StoreUnavailable`. One more
+connection LISTENs, so `wait_for_events` wakes when any process commits events (and at once,
+without the round trip, when this process does).
 """
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import psycopg
-from psycopg import conninfo, sql
+from psycopg import sql
 
 from eve_runtime.keyed_locks import KeyedLocks
-from eve_runtime.store import postgres_ops as ops
+from eve_runtime.store import postgres_commit as commits, postgres_ops as ops
 from eve_runtime.store.backend_common import EventWaiters
 from eve_runtime.store.base import (
     Commit,
@@ -32,13 +34,13 @@ from eve_runtime.store.base import (
     SessionStatus,
     Store,
     StoreError,
+    StoreUnavailable,
 )
 from eve_runtime.store.postgres_listen import Listener
-from eve_runtime.store.postgres_pool import Connection, ConnectionPool, connect, describe_url, scrub
+from eve_runtime.store.postgres_pool import Connection, Pool, Safety, connect, describe_url, named, scrub, transaction
 from eve_runtime.store.postgres_schema import (
     channel_names,
     decode,
-    encode,
     ensure_schema,
     lock_key,
 )
@@ -52,8 +54,6 @@ DEFAULT_POOL_SIZE = 8
 
 logger = logging.getLogger(__name__)
 
-_COMMIT = "SELECT eve_commit(%s, %s, %s, %s::text[], %s::bytea[], %s::bytea[], %s, %s, %s::text[], %s, %s, %s, %s, %s)"
-
 
 class PostgresStore(Store):
     """The store of the Postgres world.
@@ -65,6 +65,7 @@ class PostgresStore(Store):
             connection's default schema.
         pool_size: The most connections this store opens for reads and writes (one more listens).
         application_name: How its connections show in `pg_stat_activity` (unless the URL names one).
+        pool_timeout: Seconds an operation waits for a connection before the store counts as unavailable.
     """
 
     def __init__(
@@ -74,11 +75,13 @@ class PostgresStore(Store):
         schema: str | None = None,
         pool_size: int = DEFAULT_POOL_SIZE,
         application_name: str = "eve",
+        pool_timeout: float = 5.0,
     ) -> None:
-        self._url = _named(url, application_name)
+        self._url = named(url, application_name)
         self._schema = schema
         self._pool_size = pool_size
-        self._pool: ConnectionPool | None = None
+        self._pool_timeout = pool_timeout
+        self._pool: Pool | None = None
         self._listener: Listener | None = None
         self._waiters = EventWaiters()
         self._delivery_callbacks: list[Callable[[str], None]] = []
@@ -120,7 +123,9 @@ class PostgresStore(Store):
             await first.close()
         self.schema = schema
         self.events_channel, self.deliveries_channel = channel_names(self._database, schema)
-        self._pool = ConnectionPool(self._url, self._pool_size, self._configure)
+        pool = Pool(self._url, self._pool_size, self._configure, timeout=self._pool_timeout)
+        await pool.open()
+        self._pool = pool
         listener = Listener(
             self._url, (self.events_channel, self.deliveries_channel), self._notified, self._gap, self._configure
         )
@@ -189,12 +194,26 @@ class PostgresStore(Store):
     def _scrub(self, exc: BaseException) -> str:
         return scrub(str(exc).strip(), self._url)
 
-    async def _run(self, fn: Callable[[Connection], Awaitable[T]]) -> T:
+    @property
+    def retries(self) -> int:
+        """Operations run again after the server dropped their connection (informational)."""
+        return 0 if self._pool is None else self._pool.retries
+
+    async def health(self) -> str | None:
+        """None when a pooled connection answers; else why not."""
+        try:
+            await self._rows("SELECT 1")
+        except StoreError as exc:
+            return str(exc)
+        return None
+
+    async def _run(self, fn: Callable[[Connection], Awaitable[T]], safety: Safety = "transaction") -> T:
         if self._pool is None:
             raise StoreError(f"The eve store in Postgres at {self.where} is closed: call open() first.")
         try:
-            async with self._pool.connection() as conn:
-                return await fn(conn)
+            return await self._pool.run(fn, safety)
+        except psycopg.OperationalError as exc:  # the server cannot do it now (its disk, a shutdown, ...)
+            raise StoreUnavailable(f"Postgres failed: {self._scrub(exc)}") from exc
         except psycopg.Error as exc:
             raise StoreError(f"Postgres failed: {self._scrub(exc)}") from exc
 
@@ -203,7 +222,7 @@ class PostgresStore(Store):
             cursor = await conn.execute(query, params)
             return await cursor.fetchall()
 
-        return await self._run(read)
+        return await self._run(read, "read")
 
     # -- sessions ---------------------------------------------------------------------------
 
@@ -213,7 +232,7 @@ class PostgresStore(Store):
         return await self._run(lambda conn: ops.create_session(conn, record, first, self._announce))
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
-        return await self._run(lambda conn: ops.get_session(conn, session_id))
+        return await self._run(lambda conn: ops.get_session(conn, session_id), "read")
 
     async def list_sessions(self, status: SessionStatus = "active") -> list[SessionRecord]:
         rows = await self._rows(
@@ -227,7 +246,12 @@ class PostgresStore(Store):
         # Calls in this process are accepted in call order (asyncio locks are FIFO), as by the
         # SQLite store's single writer; across processes, the session row's lock orders them.
         async with self._inbox_locks.hold(session_id):
-            return await self._run(lambda conn: ops.enqueue(conn, session_id, delivery, self._announce))
+            # A keyed delivery accepted twice is accepted once; an unkeyed one runs in a transaction.
+            safety: Safety = "idempotent" if delivery.idempotency_key is not None else "transaction"
+            result = await self._run(lambda conn: ops.enqueue(conn, session_id, delivery, self._announce), safety)
+        if result.duplicate and result.delivery.id == delivery.id:  # a try whose connection was lost took it
+            return EnqueueResult(result.delivery, duplicate=False)
+        return result
 
     async def pending_deliveries(self, session_id: str) -> list[DeliveryRecord]:
         rows = await self._rows(
@@ -246,31 +270,29 @@ class PostgresStore(Store):
                     f"The events of one commit must have consecutive indexes: got {event.index} after "
                     f"{first + offset - 1}."
                 )
-        handoff = commit.handoff
-        params = (
-            session_id,
-            commit.fence,
-            first,
-            [event.type for event in commit.events],
-            [bytes(event.line) for event in commit.events],
-            [encode(message) for message in commit.history],
-            commit.replace_history,
-            None if commit.checkpoint is None else encode(commit.checkpoint),
-            list(commit.consumed),
-            commit.status,
-            handoff is not None,
-            None if handoff is None else handoff.deployment,
-            None if handoff is None else handoff.deadline,
-            self.events_channel,
-        )
+        params = commits.commit_params(session_id, commit, first, self.events_channel)
+        lines = [bytes(event.line) for event in commit.events]
+        tries = 0
 
         async def write(conn: Connection) -> None:
+            nonlocal tries
+            tries += 1
+            if tries > 1 and lines and await commits.committed(conn, session_id, first, lines):
+                return  # the try whose connection was lost had committed: done
             try:
-                await conn.execute(_COMMIT, params)
+                if lines:  # one statement; a lost try is told apart by its events (above)
+                    await conn.execute(commits.COMMIT, params)
+                else:
+                    async with transaction(conn):
+                        await conn.execute(commits.COMMIT, params)
             except psycopg.Error as exc:
-                raise ops.commit_error(session_id, commit, exc) from None
+                if exc.sqlstate in commits.COMMIT_REFUSALS:
+                    raise commits.commit_error(session_id, commit, exc) from None
+                raise
 
-        await self._run(write)
+        # eve_commit enforces the fencing token and the next event index: a second try can never
+        # append the events twice, and one whose first try committed finds them (`_committed`).
+        await self._run(write, "idempotent" if lines else "transaction")
         if commit.events:
             self._waiters.notify((session_id,))
 
@@ -323,7 +345,7 @@ class PostgresStore(Store):
         )
 
     async def address_holder(self, address: str) -> str | None:
-        return await self._run(lambda conn: ops.address_holder(conn, address))
+        return await self._run(lambda conn: ops.address_holder(conn, address), "read")
 
     async def claim_address(self, session_id: str, address: str) -> str:
         return await self._run(lambda conn: ops.claim_address(conn, session_id, address))
@@ -344,10 +366,10 @@ class PostgresStore(Store):
     # -- ownership --------------------------------------------------------------------------
 
     async def acquire(self, session_id: str, owner: str, ttl: float) -> int | None:
-        return await self._run(lambda conn: ops.acquire(conn, session_id, owner, ttl))
+        return await self._run(lambda conn: ops.acquire(conn, session_id, owner, ttl), "idempotent")
 
     async def release(self, session_id: str, owner: str) -> None:
-        await self._run(lambda conn: ops.release(conn, session_id, owner))
+        await self._run(lambda conn: ops.release(conn, session_id, owner), "idempotent")
 
     async def orphaned_sessions(self) -> list[str]:
         rows = await self._rows(
@@ -365,13 +387,3 @@ class PostgresStore(Store):
 
     async def claim_schedule_fire(self, schedule: str, at: float) -> ScheduleClaim:
         return await self._run(lambda conn: ops.claim_schedule_fire(conn, schedule, at))
-
-
-def _named(url: str, application_name: str) -> str:
-    """`url` with `application_name` set, unless it sets one (or cannot be parsed: `open` says so)."""
-    try:
-        if "application_name" in conninfo.conninfo_to_dict(url):
-            return url
-        return conninfo.make_conninfo(url, application_name=application_name)
-    except psycopg.Error:
-        return url

@@ -20,24 +20,18 @@ from eve_runtime.store.base import (
     IDEMPOTENCY_WINDOW,
     MAX_ADDRESSES,
     AddressLimitReached,
-    Commit,
     DeliveryRecord,
     EnqueueResult,
-    EventIndexConflict,
     NewDelivery,
-    OwnershipLost,
     ScheduleClaim,
     SessionNotActive,
     SessionRecord,
     StoreError,
 )
-from eve_runtime.store.postgres_pool import Connection
+from eve_runtime.store.postgres_pool import Connection, transaction
 from eve_runtime.store.postgres_schema import (
     SQLSTATE_DELIVERY_EXISTS,
-    SQLSTATE_INDEX_CONFLICT,
-    SQLSTATE_MISSING_SESSION,
     SQLSTATE_NOT_ACTIVE,
-    SQLSTATE_OWNERSHIP_LOST,
     encode,
     lock_key,
 )
@@ -57,7 +51,6 @@ __all__ = [
     "address_holder",
     "claim_address",
     "claim_schedule_fire",
-    "commit_error",
     "create_at_address",
     "create_session",
     "enqueue",
@@ -123,7 +116,7 @@ async def create_session(
     conn: Connection, record: SessionRecord, first: NewDelivery | None, notify: tuple[str, str] | None
 ) -> tuple[SessionRecord, bool]:
     """Create a session and its first delivery, or return the one created with the same operation id."""
-    async with conn.transaction():
+    async with transaction(conn):
         return await _create(conn, record, first, notify)
 
 
@@ -137,12 +130,13 @@ async def enqueue(
     payload = encode_payload(delivery.payload)
     key = None if delivery.idempotency_key is None else encode(delivery.idempotency_key)
     channel, tag = notify if notify is not None else (None, None)
+    params = (session_id, delivery.id, delivery.kind, payload, key, time.time(), IDEMPOTENCY_WINDOW, channel, tag)
     try:
-        row = await _one(
-            conn,
-            "SELECT * FROM eve_enqueue(%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (session_id, delivery.id, delivery.kind, payload, key, time.time(), IDEMPOTENCY_WINDOW, channel, tag),
-        )
+        if key is not None:  # accepted once however often it is sent: no transaction needed to try again
+            row = await _one(conn, "SELECT * FROM eve_enqueue(%s, %s, %s, %s, %s, %s, %s, %s, %s)", params)
+        else:
+            async with transaction(conn):
+                row = await _one(conn, "SELECT * FROM eve_enqueue(%s, %s, %s, %s, %s, %s, %s, %s, %s)", params)
     except psycopg.Error as exc:
         if exc.sqlstate == SQLSTATE_NOT_ACTIVE:
             status = exc.diag.message_primary or ""
@@ -236,7 +230,7 @@ async def create_at_address(
     notify: tuple[str, str] | None,
 ) -> tuple[SessionRecord, bool]:
     """Create a session holding the address, or return the session that wins (see the store contract)."""
-    async with conn.transaction():
+    async with transaction(conn):
         await _lock_address(conn, address)
         if record.operation_id is not None:
             existing = await _by_operation(conn, encode(record.operation_id))
@@ -257,7 +251,7 @@ async def create_at_address(
 
 async def claim_address(conn: Connection, session_id: str, address: str) -> str:
     """Claim an address for an active session (an alias); the holder afterwards."""
-    async with conn.transaction():
+    async with transaction(conn):
         row = await _one(conn, "SELECT status FROM sessions WHERE id = %s FOR SHARE", (session_id,))
         if row is None or row[0] != "active":
             raise SessionNotActive(f"Session {session_id!r} is not active, so it cannot claim an address.")
@@ -274,7 +268,7 @@ async def claim_address(conn: Connection, session_id: str, address: str) -> str:
 
 async def save_channel_state(conn: Connection, session_id: str, value: str) -> None:
     """Replace the channel state of an existing session."""
-    async with conn.transaction():
+    async with transaction(conn):
         if await _one(conn, "SELECT 1 FROM sessions WHERE id = %s", (session_id,)) is None:
             raise SessionNotActive(f"Session {session_id!r} does not exist, so it has no channel state.")
         await _put_channel_state(conn, session_id, value)
@@ -323,7 +317,7 @@ async def claim_schedule_fire(conn: Connection, schedule: str, at: float) -> Sch
     The schedule's row is created first (its `last_fire` NULL: never fired), so the claim can lock
     it: two processes claiming one fire time queue on that lock, and the second sees the first's.
     """
-    async with conn.transaction():
+    async with transaction(conn):
         await conn.execute(
             f"INSERT INTO schedule_fires (schedule, last_fire, claimed_at) VALUES (%s, NULL, {_NOW}) "
             "ON CONFLICT (schedule) DO NOTHING",
@@ -340,22 +334,3 @@ async def claim_schedule_fire(conn: Connection, schedule: str, at: float) -> Sch
 
 
 """Active sessions past their deadline that no unexpired lease holds (leases timed by the database's clock)."""
-
-
-def commit_error(session_id: str, commit: Commit, exc: psycopg.Error) -> StoreError:
-    """The store error a refused `eve_commit` call stands for."""
-    detail = exc.diag.message_primary or ""
-    if exc.sqlstate == SQLSTATE_MISSING_SESSION:
-        return SessionNotActive(f"Session {session_id!r} does not exist.")
-    if exc.sqlstate == SQLSTATE_OWNERSHIP_LOST:
-        return OwnershipLost(
-            f"Session {session_id!r} has a new owner (fencing token {detail}, this writer holds "
-            f"{commit.fence}): this writer was superseded and must stop."
-        )
-    if exc.sqlstate == SQLSTATE_INDEX_CONFLICT:
-        first = commit.events[0].index if commit.events else 0
-        return EventIndexConflict(
-            f"Session {session_id!r} has {detail} events, so the next event index is {detail}, "
-            f"not {first}: another writer appended first, or this writer is stale."
-        )
-    return StoreError(f"Postgres failed: {str(exc).strip()}")

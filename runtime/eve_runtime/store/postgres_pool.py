@@ -1,27 +1,57 @@
-"""A small pool of async Postgres connections, and what a connection string may show in a log.
+"""The Postgres store's connections: psycopg's own pool, and retries over a connection the server dropped.
 
-The pool hands out autocommit connections (a caller that needs a transaction opens one with
-`conn.transaction()`), opens them lazily up to `size`, and drops a connection that comes back
-broken or in the middle of a transaction (a cancelled caller), so the next caller gets a clean one.
+The pool ([`psycopg_pool.AsyncConnectionPool`][]) hands out autocommit connections and discards
+one that comes back broken. [`Pool.run`][eve_runtime.store.postgres_pool.Pool.run] checks each
+connection it borrows with the pool's own check (`check_connection`) first: one the server
+closed while it sat idle is dropped, with every other idle one cut at the same time, and the
+operation takes another (psycopg's check at checkout pauses a second and more between dead
+connections; this one does not). A connection can still be lost *while* a statement runs
+(`pg_terminate_backend`, a failover): the operation then runs again on a new connection when
+that is safe:
+
+- a **read** is always safe to run again;
+- a **write in a transaction** (opened with [`transaction`][eve_runtime.store.postgres_pool.transaction])
+  is safe unless the connection was lost during its COMMIT, when it may have committed;
+- an **idempotent** write (a lease renewal, a keyed enqueue) is safe by its nature.
+
+Anything else, and a connection lost on every attempt, is
+[`StoreUnavailable`][eve_runtime.store.base.StoreUnavailable]: the caller was told nothing was
+stored when nothing may have been, so it answers 503 and the client retries.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import contextvars
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 import psycopg
 from psycopg import conninfo as pg_conninfo
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from eve_runtime.store.base import StoreError
+from eve_runtime.store.base import StoreError, StoreUnavailable
 
-__all__ = ["Connection", "ConnectionPool", "connect", "describe_url", "scrub"]
+__all__ = ["ATTEMPTS", "Connection", "Pool", "Safety", "connect", "describe_url", "named", "scrub", "transaction"]
+
+T = TypeVar("T")
 
 Connection = psycopg.AsyncConnection[tuple[Any, ...]]
 
+Safety = Literal["read", "transaction", "idempotent", "once"]
+"""May an operation whose connection was lost run again: see the module docstring (`once`: never)."""
+
+ATTEMPTS = 3
+"""Tries of one operation whose connection keeps being lost."""
+
 _CONNECT_TIMEOUT = 10
+_POOL_TIMEOUT = 5.0
+"""Seconds a caller waits for a connection before the store counts as unavailable."""
+
+_RECONNECT_WINDOW = 5.0
+
+logger = logging.getLogger(__name__)
 
 
 def describe_url(url: str) -> str:
@@ -50,8 +80,18 @@ def scrub(message: str, url: str) -> str:
     return message.replace(password, "***") if password else message
 
 
+def named(url: str, application_name: str) -> str:
+    """`url` with `application_name` set, unless it sets one (or cannot be parsed: `open` says so)."""
+    try:
+        if "application_name" in pg_conninfo.conninfo_to_dict(url):
+            return url
+        return pg_conninfo.make_conninfo(url, application_name=application_name)
+    except psycopg.Error:
+        return url
+
+
 async def connect(url: str, configure: Callable[[Connection], Awaitable[None]] | None = None) -> Connection:
-    """Open one autocommit connection (and run `configure` on it).
+    """Open one autocommit connection outside the pool (and run `configure` on it).
 
     Raises:
         StoreError: The connection cannot be made; the message names the server, never the password.
@@ -70,75 +110,135 @@ async def connect(url: str, configure: Callable[[Connection], Awaitable[None]] |
     return conn
 
 
-class ConnectionPool:
-    """Up to `size` connections to one database, opened on demand and reused.
+class _Attempt:
+    """One try of an operation: whether its transaction had reached COMMIT."""
+
+    __slots__ = ("committing", "started")
+
+    def __init__(self) -> None:
+        self.committing = False
+        self.started = False
+
+
+_ATTEMPT: contextvars.ContextVar[_Attempt | None] = contextvars.ContextVar("eve_pg_attempt", default=None)
+
+
+@contextlib.asynccontextmanager
+async def transaction(conn: Connection) -> AsyncIterator[None]:
+    """`conn.transaction()`, marking the try as committing once the block finished (COMMIT follows)."""
+    async with conn.transaction():
+        yield
+        attempt = _ATTEMPT.get()
+        if attempt is not None:
+            attempt.committing = True
+
+
+def lost(conn: Connection, exc: BaseException) -> bool:
+    """Whether `exc` means the connection is gone (closed by the server, a broken socket)."""
+    return isinstance(exc, psycopg.OperationalError) and (conn.closed or conn.broken)
+
+
+class Pool:
+    """Up to `size` connections to one database (psycopg's pool), and operations retried over lost ones.
 
     Args:
         url: The connection string.
         size: The most connections open at once.
         configure: Run on every new connection (sets the search path).
+        timeout: Seconds a caller waits for a connection before the store counts as unavailable.
     """
 
-    def __init__(self, url: str, size: int, configure: Callable[[Connection], Awaitable[None]] | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        size: int,
+        configure: Callable[[Connection], Awaitable[None]] | None = None,
+        *,
+        timeout: float = _POOL_TIMEOUT,
+    ) -> None:
         self._url = url
-        self._size = size
-        self._configure = configure
-        self._idle: list[Connection] = []
-        self._open = 0
-        self._available = asyncio.Condition()
-        self._closed = False
+        self._size = max(1, size)
+        self._timeout = timeout
+        self._pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
+            url,
+            min_size=1,
+            max_size=self._size,
+            kwargs={"autocommit": True, "connect_timeout": _CONNECT_TIMEOUT},
+            configure=configure,
+            timeout=timeout,
+            # psycopg's pool retries a failed connect with a doubling pause and gives up after this, so
+            # the next caller starts afresh: a database back after an outage is used within seconds.
+            reconnect_timeout=_RECONNECT_WINDOW,
+            open=False,
+            name="eve",
+        )
+        self.retries = 0
+        """Operations run again after their connection was lost (informational)."""
 
-    @contextlib.asynccontextmanager
-    async def connection(self) -> AsyncIterator[Connection]:
-        """Borrow a connection for the duration of the block.
+    async def open(self) -> None:
+        """Open the pool and wait for its first connection.
 
         Raises:
-            StoreError: The pool is closed, or a new connection cannot be made.
+            StoreUnavailable: No connection could be made in time.
         """
-        conn = await self._take()
         try:
-            yield conn
-        finally:
-            await self._give_back(conn)
-
-    async def _take(self) -> Connection:
-        async with self._available:
-            while True:
-                if self._closed:
-                    raise StoreError("The Postgres store is closed: call open() first.")
-                if self._idle:
-                    return self._idle.pop()
-                if self._open < self._size:
-                    self._open += 1
-                    break
-                await self._available.wait()
-        try:
-            return await connect(self._url, self._configure)
-        except BaseException:
-            async with self._available:
-                self._open -= 1
-                self._available.notify()
-            raise
-
-    async def _give_back(self, conn: Connection) -> None:
-        clean = not conn.closed and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-        async with self._available:
-            if clean and not self._closed:
-                self._idle.append(conn)
-            else:
-                self._open -= 1
-            self._available.notify()
-        if not clean or self._closed:
-            with contextlib.suppress(Exception):
-                await conn.close()
+            await self._pool.open(wait=True, timeout=self._timeout)
+        except PoolTimeout as exc:
+            await self._pool.close()
+            raise StoreUnavailable(f"Cannot connect to Postgres at {describe_url(self._url)}: {exc}") from None
 
     async def close(self) -> None:
-        """Close the idle connections; borrowed ones close when they come back."""
-        async with self._available:
-            self._closed = True
-            idle, self._idle = self._idle, []
-            self._open -= len(idle)
-            self._available.notify_all()
-        for conn in idle:
-            with contextlib.suppress(Exception):
-                await conn.close()
+        """Close every connection (borrowed ones as they come back)."""
+        await self._pool.close()
+
+    async def run(self, fn: Callable[[Connection], Awaitable[T]], safety: Safety) -> T:
+        """`fn` on a pooled connection; run again on a new one when its connection was lost and `safety` allows.
+
+        Raises:
+            StoreUnavailable: No connection could be had, or it was lost where running again is not safe.
+            psycopg.Error: Any other failure of the statement (the caller translates it).
+        """
+        number = stale = 0
+        while number < ATTEMPTS:
+            attempt = _Attempt()
+            token = _ATTEMPT.set(attempt)
+            try:
+                async with self._pool.connection() as conn:
+                    try:
+                        await AsyncConnectionPool.check_connection(conn)
+                    except psycopg.Error as exc:  # cut while idle: nothing of `fn` was sent
+                        failure = exc
+                    else:
+                        attempt.started = True
+                        try:
+                            return await fn(conn)
+                        except psycopg.Error as exc:
+                            if not lost(conn, exc):
+                                raise
+                            failure = exc
+                            number += 1
+            except PoolTimeout as exc:
+                raise StoreUnavailable(f"Postgres at {describe_url(self._url)} is unreachable: {exc}") from None
+            finally:
+                _ATTEMPT.reset(token)
+            if not attempt.started:
+                stale += 1
+                if stale == 1:
+                    await self._pool.check()  # drop the other idle connections cut at the same time
+                if stale <= self._size + 1:
+                    continue
+                raise StoreUnavailable(
+                    f"Every connection to Postgres at {describe_url(self._url)} was closed by the server."
+                ) from failure
+            detail = scrub(str(failure).strip().splitlines()[0] if str(failure).strip() else "", self._url)
+            if safety == "once" or (safety == "transaction" and attempt.committing):
+                raise StoreUnavailable(
+                    f"Lost the connection to Postgres at {describe_url(self._url)} while the change may have been "
+                    f"committing ({detail}); retry it."
+                ) from failure
+            if number < ATTEMPTS:
+                self.retries += 1
+                logger.info("lost a Postgres connection (%s); running the operation again on a new one", detail)
+        raise StoreUnavailable(
+            f"Lost the connection to Postgres at {describe_url(self._url)} {ATTEMPTS} times in a row ({detail})."
+        ) from failure

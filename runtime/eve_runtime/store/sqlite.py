@@ -9,8 +9,15 @@ Layout of the data directory:
   at once, so eve never lets a second process (or a second store object) open it.
 
 Writes go to one writer thread that groups concurrent commits into one transaction
-(see [`SqliteWriter`][eve_runtime.store.sqlite_writer.SqliteWriter]); reads go to one reader
-thread with its own connection, which sees only committed transactions.
+(see [`SqliteWriter`][eve_runtime.store.sqlite_writer.SqliteWriter], which also keeps the WAL
+small); reads go to one reader thread with its own connection, which sees only committed
+transactions.
+
+A full disk must not stop the sessions already running, nor lose what was accepted: while the
+data directory's file system has less than `min_free_mb` free, new work (a new session, a new
+delivery) is refused with [`StoreUnavailable`][eve_runtime.store.base.StoreUnavailable], so the
+room left is for the turns under way; and a write the disk cannot take fails the same way
+without storing anything.
 """
 
 from __future__ import annotations
@@ -42,15 +49,19 @@ from eve_runtime.store.base import (
     Store,
     StoreError,
     StoreLocked,
+    StoreUnavailable,
 )
 from eve_runtime.store.sqlite_schema import DATABASE_NAME, connect, ensure_schema
-from eve_runtime.store.sqlite_writer import SqliteWriter, WriterStats
+from eve_runtime.store.sqlite_writer import DEFAULT_WAL_LIMIT, SqliteWriter, WriterStats, as_store_error
 
-__all__ = ["LOCK_NAME", "SqliteStore", "open_local_store"]
+__all__ = ["DEFAULT_MIN_FREE_MB", "LOCK_NAME", "SqliteStore", "free_megabytes", "open_local_store"]
 
 T = TypeVar("T")
 
 LOCK_NAME = "LOCK"
+DEFAULT_MIN_FREE_MB = 16.0
+"""The free space (MB) under which the local world refuses new work (`EVE_MIN_FREE_MB`)."""
+_MB = 1024 * 1024
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +99,12 @@ def _take_lock(directory: Path) -> int:
     return fd
 
 
+def free_megabytes(directory: Path) -> float:
+    """Megabytes an unprivileged writer may still use on the file system holding `directory`."""
+    stats = os.statvfs(directory)
+    return stats.f_bavail * stats.f_frsize / _MB
+
+
 def _drop_lock(fd: int) -> None:
     try:
         os.ftruncate(fd, 0)
@@ -116,11 +133,17 @@ class SqliteStore(Store):
     Args:
         directory: The data directory (created when missing); the database is
             `directory / "eve.sqlite3"`.
+        min_free_mb: Refuse new sessions and deliveries while the disk has less free space (0: never).
+        wal_limit: Bytes of write-ahead log past which it is checkpointed and truncated.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(
+        self, directory: Path, *, min_free_mb: float = DEFAULT_MIN_FREE_MB, wal_limit: int = DEFAULT_WAL_LIMIT
+    ) -> None:
         self.directory = Path(directory)
         self.path = self.directory / DATABASE_NAME
+        self.min_free_mb = min_free_mb
+        self._wal_limit = wal_limit
         self._lock_fd: int | None = None
         self._writer: SqliteWriter | None = None
         self._reader: concurrent.futures.ThreadPoolExecutor | None = None
@@ -149,7 +172,8 @@ class SqliteStore(Store):
         loop = asyncio.get_running_loop()
         self._lock_fd = _take_lock(self.directory)
         try:
-            self._writer = SqliteWriter(self._connect_writer, loop, self._waiters.notify)
+            wal = (f"{self.path}-wal", self._wal_limit)
+            self._writer = SqliteWriter(self._connect_writer, loop, self._waiters.notify, wal)
             await self._writer.start()
             self._reader = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="eve-sqlite-reader")
             self._read_conn = await loop.run_in_executor(self._reader, connect, self.path)
@@ -197,6 +221,31 @@ class SqliteStore(Store):
 
         return await self._write(read)
 
+    async def health(self) -> str | None:
+        """Why no new work is taken: the disk is under the free-space floor, or the last write found it full."""
+        low = self._low_on_space()
+        if low is not None:
+            return low
+        if self._writer is not None and self._writer.stats.full:
+            return "the store's disk is full (or failing): the last write could not be stored"
+        return None
+
+    def _low_on_space(self) -> str | None:
+        if self.min_free_mb <= 0:
+            return None
+        try:
+            free = free_megabytes(self.directory)
+        except OSError:
+            return None
+        if free >= self.min_free_mb:
+            return None
+        return f"the store's disk has {free:.1f} MB free, under the {self.min_free_mb:g} MB floor (EVE_MIN_FREE_MB)"
+
+    def _refuse_new_work(self) -> None:
+        low = self._low_on_space()
+        if low is not None:
+            raise StoreUnavailable(f"{low}; refusing new work in {str(self.directory)!r}", reason=low, retry_after=30)
+
     async def _write(self, fn: Callable[[sqlite3.Connection], T], notify: str | None = None) -> T:
         if self._writer is None:
             raise StoreError(f"The eve store in {str(self.directory)!r} is closed: call open() first.")
@@ -209,13 +258,14 @@ class SqliteStore(Store):
         try:
             return await asyncio.get_running_loop().run_in_executor(self._reader, call)
         except sqlite3.Error as exc:
-            raise StoreError(f"SQLite failed: {exc}") from exc
+            raise as_store_error(exc) from exc
 
     # -- sessions ---------------------------------------------------------------------------
 
     async def create_session(
         self, record: SessionRecord, first: NewDelivery | None = None
     ) -> tuple[SessionRecord, bool]:
+        self._refuse_new_work()
         return await self._write(lambda conn: ops.create_session(conn, record, first))
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
@@ -227,6 +277,7 @@ class SqliteStore(Store):
     # -- inbox ------------------------------------------------------------------------------
 
     async def enqueue(self, session_id: str, delivery: NewDelivery) -> EnqueueResult:
+        self._refuse_new_work()
         return await self._write(lambda conn: ops.enqueue(conn, session_id, delivery))
 
     async def pending_deliveries(self, session_id: str) -> list[DeliveryRecord]:
@@ -267,6 +318,7 @@ class SqliteStore(Store):
         replacing: str | None = None,
         channel_state: str | None = None,
     ) -> tuple[SessionRecord, bool]:
+        self._refuse_new_work()
         return await self._write(
             lambda conn: ops.create_at_address(conn, record, first, address, replacing, channel_state)
         )

@@ -9,6 +9,11 @@ acknowledged write is durable (WAL with `synchronous=FULL` fsyncs the log on eve
 one group fsyncs, the next one queues up: the busier the store, the larger the groups.
 
 The event loop never blocks on SQLite: it only puts jobs on a queue and awaits futures.
+
+The write-ahead log is kept small: once it grows past `wal_limit` bytes (and after a write that
+found the disk full), the writer checkpoints it with `wal_checkpoint(TRUNCATE)`, and
+`journal_size_limit` caps what SQLite keeps of it. A full disk or an I/O error is
+[`StoreUnavailable`][eve_runtime.store.base.StoreUnavailable] (nothing of the job was stored).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import os
 import queue
 import sqlite3
 import threading
@@ -23,16 +29,21 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from eve_runtime.store.base import StoreError
+from eve_runtime.store.base import StoreError, StoreUnavailable
 
-__all__ = ["MAX_GROUP", "SqliteWriter", "WriterStats"]
+__all__ = ["DEFAULT_WAL_LIMIT", "MAX_GROUP", "SqliteWriter", "WriterStats", "as_store_error"]
 
 T = TypeVar("T")
 
 MAX_GROUP = 512
 """The most jobs one transaction carries (bounds the latency a large group adds)."""
 
+DEFAULT_WAL_LIMIT = 64 * 1024 * 1024
+"""Bytes of write-ahead log past which the writer checkpoints it and truncates it to nothing."""
+
 logger = logging.getLogger(__name__)
+
+_UNAVAILABLE = {sqlite3.SQLITE_FULL: "the store's disk is full", sqlite3.SQLITE_IOERR: "the store's disk failed"}
 
 
 @dataclass
@@ -41,6 +52,10 @@ class WriterStats:
 
     transactions: int = 0
     """Transactions committed (or attempted)."""
+    checkpoints: int = 0
+    """Truncating checkpoints of the write-ahead log."""
+    full: bool = False
+    """Whether the last transaction failed for want of disk space (or an I/O error)."""
     jobs: int = 0
     """Jobs run, successful or not."""
 
@@ -57,9 +72,19 @@ class _Job:
 _Outcome = tuple[_Job, Any, BaseException | None]
 
 
-def _as_store_error(exc: BaseException) -> BaseException:
+def _unavailable(exc: BaseException) -> str | None:
+    """Why a SQLite error means the disk cannot take writes now (full, failing), or None."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return _UNAVAILABLE.get(code & 0xFF) if isinstance(exc, sqlite3.Error) and isinstance(code, int) else None
+
+
+def as_store_error(exc: BaseException) -> BaseException:
+    """A SQLite error as the store error it means (`StoreUnavailable` for a full or failing disk)."""
     if isinstance(exc, sqlite3.Error):
-        error = StoreError(f"SQLite failed: {exc}")
+        reason = _unavailable(exc)
+        error = (
+            StoreError(f"SQLite failed: {exc}") if reason is None else StoreUnavailable(f"SQLite: {exc}", reason=reason)
+        )
         error.__cause__ = exc
         return error
     return exc
@@ -73,6 +98,7 @@ class SqliteWriter:
         loop: The event loop whose futures the thread resolves.
         on_events: Called on the loop, after a transaction committed, with the sessions whose
             event logs grew.
+        wal: The write-ahead log's path, and the size past which it is checkpointed and truncated.
     """
 
     def __init__(
@@ -80,8 +106,10 @@ class SqliteWriter:
         connect: Callable[[], sqlite3.Connection],
         loop: asyncio.AbstractEventLoop,
         on_events: Callable[[set[str]], None],
+        wal: tuple[str, int] | None = None,
     ) -> None:
         self._connect = connect
+        self._wal = wal
         self._loop = loop
         self._on_events = on_events
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
@@ -132,6 +160,8 @@ class SqliteWriter:
         except BaseException as exc:
             self._ready.set_exception(exc)
             return
+        if self._wal is not None:
+            conn.execute(f"PRAGMA journal_size_limit = {int(self._wal[1])}")
         self._ready.set_result(None)
         try:
             stop = False
@@ -162,12 +192,31 @@ class SqliteWriter:
         finally:
             conn.close()
 
+    def _keep_wal_small(self, conn: sqlite3.Connection) -> None:
+        """Checkpoint and truncate the WAL when it outgrew its limit, or the disk filled up (it may free it)."""
+        if self._wal is None:
+            return
+        path, limit = self._wal
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            return
+        if size <= limit and not (self.stats.full and size):
+            return
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            self.stats.checkpoints += 1
+        except sqlite3.Error as exc:  # a reader kept it busy, or no room to copy pages: the next group tries again
+            logger.info("could not checkpoint the write-ahead log yet: %s", exc)
+
     def _run_group(self, conn: sqlite3.Connection, group: list[_Job]) -> None:
         outcomes: list[_Outcome] = []
         pending = group
         while pending:
             pending = self._transaction(conn, pending, outcomes)
         self.stats.jobs += len(group)
+        self.stats.full = any(isinstance(error, StoreUnavailable) for _, _, error in outcomes)
+        self._keep_wal_small(conn)  # before answering: a write that returned left the log within bounds
         notify = {job.notify for job, _, error in outcomes if error is None and job.notify is not None}
         try:
             self._loop.call_soon_threadsafe(self._resolve, outcomes, notify)
@@ -180,7 +229,7 @@ class SqliteWriter:
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
-            outcomes.extend((job, None, _as_store_error(exc)) for job in jobs)
+            outcomes.extend((job, None, as_store_error(exc)) for job in jobs)
             return []
         applied: list[tuple[_Job, Any]] = []
         for position, job in enumerate(jobs):
@@ -199,7 +248,7 @@ class SqliteWriter:
                     conn.execute("RELEASE job")
                 except sqlite3.Error as rollback_error:
                     return self._aborted(conn, job, rollback_error, applied, jobs[position + 1 :], outcomes)
-                outcomes.append((job, None, _as_store_error(exc)))
+                outcomes.append((job, None, as_store_error(exc)))
                 continue
             try:
                 conn.execute("RELEASE job")
@@ -210,7 +259,7 @@ class SqliteWriter:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             self._rollback(conn)
-            outcomes.extend((job, None, _as_store_error(exc)) for job, _ in applied)
+            outcomes.extend((job, None, as_store_error(exc)) for job, _ in applied)
             return []
         outcomes.extend((job, value, None) for job, value in applied)
         return []
@@ -226,7 +275,7 @@ class SqliteWriter:
     ) -> list[_Job]:
         """The transaction is lost: fail the job that broke it; the others run again in a new one."""
         self._rollback(conn)
-        outcomes.append((culprit, None, _as_store_error(exc)))
+        outcomes.append((culprit, None, as_store_error(exc)))
         return [job for job, _ in applied] + rest
 
     @staticmethod

@@ -1,0 +1,55 @@
+"""The SQLite store and its disk: a bounded write-ahead log, a free-space floor, and a full disk refused cleanly."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from eve_runtime.store import Commit, SqliteStore, StoreUnavailable
+from eve_runtime.store.sqlite import free_megabytes
+from tests.store.conftest import delivery, events, session
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_the_write_ahead_log_is_checkpointed_and_truncated(tmp_path: Path) -> None:
+    limit = 256 * 1024
+    store = SqliteStore(tmp_path, wal_limit=limit)
+    await store.open()
+    try:
+        await store.create_session(session("s1"))
+        big = os.urandom(512 * 1024).hex().encode()  # 1 MiB a line: each commit outgrows the limit
+        for n in range(4):
+            await store.commit("s1", Commit(events=events(n, big)))
+        wal = Path(f"{store.path}-wal")
+        assert wal.stat().st_size <= limit, wal.stat().st_size  # SQLite alone leaves it at its largest
+        assert store.stats.checkpoints >= 1
+        assert [len(e.line) for e in await store.read_events("s1")] == [len(big)] * 4  # nothing lost
+    finally:
+        await store.close()
+
+
+async def test_new_work_is_refused_under_the_free_space_floor(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path)
+    await store.open()
+    try:
+        await store.create_session(session("s1"), delivery("d1"))
+        assert await store.health() is None
+        store.min_free_mb = free_megabytes(tmp_path) + 1024  # as if the disk were that close to full
+        with pytest.raises(StoreUnavailable) as refused:
+            await store.enqueue("s1", delivery("d2"))
+        assert "EVE_MIN_FREE_MB" in refused.value.reason and str(tmp_path) not in refused.value.reason
+        with pytest.raises(StoreUnavailable):
+            await store.create_session(session("s2"))
+        health = await store.health()
+        assert health is not None and "floor" in health
+        await store.commit("s1", Commit(events=events(0, b"a turn under way goes on")))  # not new work
+        assert [d.id for d in await store.pending_deliveries("s1")] == ["d1"]
+        assert await store.get_session("s2") is None
+        store.min_free_mb = 0
+        await store.enqueue("s1", delivery("d2"))
+        assert await store.health() is None
+    finally:
+        await store.close()
