@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests import pg
-from tests.crash.harness import Client, EveProcess, Report, check, scaffold
+from tests.crash.harness import TERMINALS, Client, EveProcess, Report, check, scaffold
 
 DEFAULT_KILLS = 40
 
@@ -63,7 +63,29 @@ def _cut_later(name: str, delay: float, into: list[int]) -> threading.Thread:
     return thread
 
 
-def run(world: str, kills: int, sessions: int, seed: int = 7) -> Figures:
+def _diagnose(client: Client, session: str, schema: str | None) -> None:
+    """Print what an unsettled session looks like: its open turns, and on Postgres its lease and inbox."""
+    events = client.events(session)
+    ended = {e["data"].get("turnId") for e in events if e["type"] in TERMINALS}
+    for e in events:
+        if e["type"] == "turn.started" and e["data"]["turnId"] not in ended:
+            tail = [f"{x['index']}:{x['type']}" for x in events if x["index"] >= e["index"]][:30]
+            print(f"    open turn {e['data']['turnId']} at index {e['index']} of {len(events)}: {tail}")
+    if schema is None:
+        return
+    import psycopg
+
+    with psycopg.connect(pg.schema_url(schema), autocommit=True) as conn:
+        now = conn.execute("SELECT extract(epoch FROM clock_timestamp())").fetchone()
+        for table, query in [
+            ("owners", "SELECT owner, expires_at, fence FROM owners WHERE session_id = %s"),
+            ("session", "SELECT status, deadline FROM sessions WHERE id = %s"),
+            ("pending", "SELECT id, kind, seq FROM deliveries WHERE session_id = %s AND NOT consumed ORDER BY seq"),
+        ]:
+            print(f"    {table} (db clock {now[0] if now else '?'}): {conn.execute(query, (session,)).fetchall()}")
+
+
+def run(world: str, kills: int, sessions: int, seed: int = 7, log: Path | None = None) -> Figures:
     rng = random.Random(seed)
     started_at = time.perf_counter()
     with contextlib.ExitStack() as stack:
@@ -72,10 +94,11 @@ def run(world: str, kills: int, sessions: int, seed: int = 7) -> Figures:
         ledger = root / "ledger.ndjson"
         args: list[str] = []
         name = f"eve-soak-{uuid.uuid4().hex[:8]}"
+        schema: str | None = None
         if world == "postgres":
             schema = stack.enter_context(pg.fresh_schema())
             args = ["--world", "postgres", "--database-url", f"{pg.schema_url(schema)}&application_name={name}"]
-        server = EveProcess(app, ledger, args=args, env={"EVE_LEASE_SECONDS": "2"})
+        server = EveProcess(app, ledger, args=args, env={"EVE_LEASE_SECONDS": "2"}, log=log and log / f"{world}.log")
         client = Client(server, timeout=5.0)
         restarts: list[float] = []
         terminated: list[int] = []
@@ -126,6 +149,7 @@ def run(world: str, kills: int, sessions: int, seed: int = 7) -> Figures:
                     client.wait_quiet(session, deliveries={d for d in acked if d}, timeout=180)
                 except AssertionError as exc:  # counted (a violation), and the invariants still checked
                     print(f"  {world}: {exc}")
+                    _diagnose(client, session, schema)
                     unsettled += 1
             report = check(client, ids, ledger)
         finally:
@@ -176,6 +200,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--kills", type=int, default=DEFAULT_KILLS, help="kill -9s per world")
     parser.add_argument("--sessions", type=int, default=5, help="sessions receiving messages")
     parser.add_argument("--world", choices=["local", "postgres", "both"], default="both")
+    parser.add_argument("--seed", type=int, default=7, help="seed of the workload's and the kills' randomness")
+    parser.add_argument("--log", type=Path, help="directory for the servers' logs (WORLD.log), kept afterwards")
     options = parser.parse_args(argv)
     worlds = ["local", "postgres"] if options.world == "both" else [options.world]
     if "postgres" in worlds and pg.unavailable() is not None:
@@ -183,7 +209,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         worlds.remove("postgres")
     total, kills = 0, []
     for world in worlds:
-        figures = run(world, options.kills, options.sessions)
+        figures = run(world, options.kills, options.sessions, seed=options.seed, log=options.log)
         total += show(figures)
         kills.append(f"{figures.kills} on {world}")
     print(f"crash soak: {total} violations over {' and '.join(kills)} kills")

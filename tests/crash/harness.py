@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import httpx
 
@@ -92,10 +92,20 @@ class EveProcess:
     """One `eve start` process at a time on the app; `kill()` is a real SIGKILL."""
 
     def __init__(
-        self, app: Path, ledger: Path, *, args: Sequence[str] = (), env: Mapping[str, str] | None = None
+        self,
+        app: Path,
+        ledger: Path,
+        *,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        log: Path | None = None,
     ) -> None:
-        """`args` and `env` are added to every start (`--world postgres --database-url ...`, a lease TTL)."""
+        """`args` and `env` are added to every start (`--world postgres --database-url ...`, a lease TTL).
+
+        With `log`, every start appends its stderr (the server's log) there, for diagnosing a failure.
+        """
         self.app = app
+        self.log = log
         self.ledger = ledger
         self.args = tuple(args)
         self.env = dict(env or {})
@@ -114,15 +124,22 @@ class EveProcess:
         env.pop("EVE_TEST_CRASHPOINT", None)
         if crashpoint:
             env["EVE_TEST_CRASHPOINT"] = crashpoint
+        stderr: int | TextIO = subprocess.DEVNULL
+        if self.log is not None:
+            stderr = self.log.open("a")
+            stderr.write(f"==== start {self.starts + 1} at {time.time():.3f}\n")
+            stderr.flush()
         self.process = subprocess.Popen(
             [*eve_command(), "start", "--port", "0", *self.args],
             cwd=self.app,
             env=env,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=stderr,
             text=True,
             start_new_session=True,
         )
+        if not isinstance(stderr, int):
+            stderr.close()  # the child has its own copy
         self.starts += 1
         assert self.process.stdout is not None
         deadline = time.monotonic() + timeout
