@@ -8,6 +8,7 @@ store's data directory.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -314,6 +315,7 @@ def test_hostile_inputs(
     app_root: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
     label: str,
     method: str,
     path: str,
@@ -332,6 +334,10 @@ def test_hostile_inputs(
     assert response.status_code == status, response.text
     if status >= 400:
         assert fragment in response.json()["error"]
+    failures = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not failures, f"{label}: logged {[r.getMessage() for r in failures]}"
+    if label.startswith("startIndex=") and label[len("startIndex=") :] in (str(2**63), "9" * 50):
+        assert response.content == b"\n"  # past the tail: nothing to send
     for folder in watched:
         appeared = _files(folder) - before[folder]
         outside = {p for p in appeared if not p.is_relative_to(root / "data")}

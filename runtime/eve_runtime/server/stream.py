@@ -54,6 +54,8 @@ BAD_START_INDEX = "Expected startIndex to be an integer."
 _INTEGER = re.compile(r"-?[0-9]+", re.ASCII)
 _MAX_DIGITS = 30
 """Longer start indexes are clamped (no store holds 10**30 events) instead of parsed."""
+MAX_INDEX = 2**63 - 1
+"""The largest position a store can hold (a signed 64-bit integer in SQLite and Postgres)."""
 _FALSE = frozenset({"false", "0"})
 
 
@@ -208,7 +210,9 @@ async def open_stream(
     if session is None:
         raise ApiError(404, SESSION_NOT_FOUND)
     count = await store.event_count(session_id)
-    start = query.start_index if query.start_index >= 0 else max(0, count + query.start_index)
+    # Clamped to what a store can address: past the tail a bounded read has nothing to send, and a
+    # follow waits for that position (no store reaches MAX_INDEX).
+    start = min(query.start_index, MAX_INDEX) if query.start_index >= 0 else max(0, count + query.start_index)
     headers = {
         "content-type": NDJSON_TYPE,
         "cache-control": "no-store, no-transform",
@@ -220,7 +224,7 @@ async def open_stream(
     bounded = not query.follow or query.include_tail_index
     if bounded:
         headers["x-eve-stream-tail-index"] = str(count - 1)
-        body = _bounded(store, session_id, start, count, options.batch_size)
+        body = _bounded(store, session_id, min(start, count), count, options.batch_size)
     else:
         body = _Follow(store, session_id, options, leases=query.leases).run(start, count)
     return NdjsonResponse(body, headers, registry)
