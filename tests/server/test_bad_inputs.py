@@ -296,6 +296,23 @@ CASES: list[tuple[str, str, str, Any, int, str]] = [
         (f"startIndex={value}", "GET", f"/eve/v1/session/{S}/stream?follow=false&startIndex={value}", None, 200, "")
         for value in ["-0", "0", str(2**63), str(-(2**63)), "9" * 50, "-" + "9" * 5000, "007"]
     ],
+    # flags
+    *[
+        # bounded by includeTailIndex (or follow=false), so a lax parser answers 200 rather than hanging
+        (f"{flag}={value}", "GET", f"/eve/v1/session/{S}/stream?{bound}&{flag}={value}", None, 400, fragment)
+        for flag, value, bound, fragment in [
+            ("follow", "maybe", "includeTailIndex=1", "Expected 'follow' to be 'true' or 'false'"),
+            ("follow", "2", "includeTailIndex=1", "'follow'"),
+            ("includeTailIndex", "maybe", "follow=false", "'includeTailIndex'"),
+            ("streamControlVersion", "99", "follow=false", "Expected 'streamControlVersion' to be 1"),
+            ("streamControlVersion", "2", "follow=false", "streamControlVersion"),
+            ("streamControlVersion", "v1", "follow=false", "streamControlVersion"),
+        ]
+    ],
+    *[
+        (f"flag {query}", "GET", f"/eve/v1/session/{S}/stream?{query}", None, 200, "")
+        for query in ["follow=FALSE", "follow=0", "follow=no&includeTailIndex=yes", "includeTailIndex=1&follow=False"]
+    ],
     ("text/plain body", "POST", "/eve/v1/session", b'{"message": "x"}', 202, ""),
     (
         "NUL inside a message",
