@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from starlette.types import Scope
 
-__all__ = ["Authenticator", "AuthFailure", "BearerTokenAuth", "LoopbackAuth", "is_loopback_host"]
+__all__ = ["Authenticator", "AuthFailure", "BearerTokenAuth", "LoopbackAuth", "is_loopback_host", "token_problem"]
 
 LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 TEST_CLIENT_HOST = "testclient"
@@ -154,6 +154,27 @@ NO_TOKEN_CONFIGURED = (
     "'Authorization: Bearer <token>'."
 )
 BAD_TOKEN = "Missing or invalid credentials: send 'Authorization: Bearer <EVE_AUTH_TOKEN>'."
+
+
+MIN_TOKEN_LENGTH = 16
+MAKE_TOKEN = "Make one with 'openssl rand -hex 16' and set it in the environment or the app's .env."
+
+
+def token_problem(token: str | None) -> str | None:
+    """Why `eve start` refuses an `EVE_AUTH_TOKEN` (None: it is fine, or unset). Never shows the token."""
+    if not token:
+        return None
+    if token != token.strip():
+        return (
+            "EVE_AUTH_TOKEN starts or ends with whitespace (a space, a tab or a line break), so no client's "
+            f"'Authorization: Bearer' header could ever match it. Remove it. {MAKE_TOKEN}"
+        )
+    if len(token) < MIN_TOKEN_LENGTH:
+        return (
+            f"EVE_AUTH_TOKEN is too short: {len(token)} characters, and eve start needs at least "
+            f"{MIN_TOKEN_LENGTH}. {MAKE_TOKEN}"
+        )
+    return None
 
 
 class BearerTokenAuth:

@@ -31,7 +31,7 @@ from eve_runtime.errors import CompileError, UserError
 from eve_runtime.project.compiler import CompiledApp, compile_app
 from eve_runtime.project.paths import load_env_files
 from eve_runtime.server.app import create_app
-from eve_runtime.server.auth import Authenticator, BearerTokenAuth, LoopbackAuth, is_loopback_host
+from eve_runtime.server.auth import Authenticator, BearerTokenAuth, LoopbackAuth, is_loopback_host, token_problem
 from eve_runtime.server.stream import StreamOptions
 from eve_runtime.serving.http_limits import HttpLimits, protocol_class
 from eve_runtime.serving.reloader import Reloader
@@ -344,13 +344,16 @@ def serve(
     The HTTP connection limits come from `EVE_HTTP_*` (see `eve_runtime.serving.http_limits`).
 
     Raises:
-        ServeError: The world is unavailable, the store is in use, the port cannot be bound, or
-            an `EVE_HTTP_*` variable is not a valid limit.
+        ServeError: The world is unavailable, the store is in use, the port cannot be bound, an
+            `EVE_HTTP_*` variable is not a valid limit, or (`production`) `EVE_AUTH_TOKEN` is
+            shorter than 16 characters or has surrounding whitespace.
         CompileError: The project has error diagnostics.
     """
     load_env_files(app_root)
     if world not in WORLDS:
         raise ServeError(f"Unknown world {world!r}: choose 'local' or 'postgres'.")
+    if mode == "production" and (problem := token_problem(os.environ.get("EVE_AUTH_TOKEN"))):
+        raise ServeError(problem)
     try:
         limits = HttpLimits.from_env()
     except ValueError as exc:
