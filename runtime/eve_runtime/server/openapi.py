@@ -91,7 +91,9 @@ def _operation(
     parameters: list[JSON] | None = None,
     guarded: bool = True,
 ) -> JSON:
-    all_responses = {**responses, **(_guard(mode) if guarded else {}), "500": _error("Unexpected failure (logged).")}
+    duplicate = {"400": _error("More than one `Authorization` header (`duplicate_authorization`).")}
+    guard = {**duplicate, **_guard(mode)} if guarded else {}
+    all_responses = {**guard, **responses, "500": _error("Unexpected failure (logged).")}
     operation: JSON = {"operationId": operation_id, "summary": summary, "responses": all_responses}
     if parameters:
         operation["parameters"] = parameters
