@@ -588,6 +588,28 @@ def test_idle_connections_are_closed(raw_server: LiveServer) -> None:
             sock.close()
 
 
+def test_an_unread_body_cannot_hold_the_connection(raw_server: LiveServer) -> None:
+    """Answered 413 before its body was read, a client trickling that body is cut off at the header deadline."""
+    with socket.create_connection(("127.0.0.1", raw_server.port), timeout=5) as sock:
+        sock.sendall(HEAD + b"content-length: 5000000\r\n\r\n")
+        assert _read_response(sock).startswith(b"HTTP/1.1 413")
+        answered = time.monotonic()
+        sock.setblocking(False)
+        closed = None
+        while closed is None and time.monotonic() - answered < 5:
+            try:
+                sock.sendall(b"x" * 10)
+                if sock.recv(100) == b"":
+                    closed = time.monotonic()
+            except BlockingIOError:
+                pass
+            except OSError:  # reset: closed
+                closed = time.monotonic()
+            time.sleep(0.05)
+        assert closed is not None, "the connection stayed open"
+        assert closed - answered < LIMITS.header_timeout + 1
+
+
 def test_a_connection_in_use_is_kept(raw_server: LiveServer) -> None:
     """Requests sent inside the deadlines keep a connection alive past them."""
     with socket.create_connection(("127.0.0.1", raw_server.port), timeout=5) as sock:

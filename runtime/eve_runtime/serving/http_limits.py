@@ -7,7 +7,8 @@ uvicorn's h11 protocol, with:
   response, so a connection that never sends a byte stayed open for ever);
 - a header deadline: the request line and headers must be complete `header_timeout` seconds
   after the connection was ready for them, else 408 and the connection is closed (a slow client
-  cannot hold a connection by trickling its headers);
+  cannot hold a connection by trickling its headers); the rest of a body the app answered
+  without reading (a 413) has as long to arrive, else the connection is closed;
 - caps on the request head: at most `max_header_bytes` bytes of request line and headers and at
   most `max_headers` header fields, else 431;
 - protocol errors (a garbage request line, a bad `Content-Length`, bad chunking, ...) answered
@@ -175,9 +176,18 @@ class _Protocol(H11Protocol):
             self._head_timer.cancel()
             self._head_timer = None
 
+    def _draining(self) -> bool:
+        """Answered, while the rest of a body the app did not read (a 413, say) is still arriving."""
+        return self.conn.our_state is h11.DONE and self.conn.their_state is not h11.IDLE
+
     def _head_deadline(self) -> None:
         self._head_timer = None
-        if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
+        if self.transport.is_closing():
+            return
+        if self._draining():
+            self.transport.close()  # the unread body took longer than a request head may
+            return
+        if self.conn.their_state is not h11.IDLE:
             return
         elapsed = self.loop.time() - self._ready_at
         if self._got_bytes and elapsed >= self.limits.header_timeout:
@@ -189,13 +199,18 @@ class _Protocol(H11Protocol):
             self._arm()  # bytes arrived after the idle deadline was set: wait for the header one
 
     def data_received(self, data: bytes) -> None:
-        if self.conn.their_state is h11.IDLE and data:
-            if not self._got_bytes:
-                self._got_bytes = True
-                self._arm()
+        if self.conn.their_state is h11.IDLE and data and not self._got_bytes:
+            self._got_bytes = True
+            self._arm()
+        was_draining = self._draining()
         super().data_received(data)
-        if self.conn.their_state is not h11.IDLE:
-            self._cancel_head_timer()  # the head is complete: the app's own deadlines take over
+        if self.transport.is_closing():
+            return
+        if self.conn.their_state is h11.IDLE:
+            if was_draining:  # the unread body is over: the next request gets fresh deadlines
+                self._await_head(partial=bool(self.conn.trailing_data[0]))
+        elif not self._draining():
+            self._cancel_head_timer()  # a head is complete: the app's own deadlines take over
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -203,6 +218,8 @@ class _Protocol(H11Protocol):
             return
         if self.conn.their_state is h11.IDLE:
             self._await_head(partial=bool(self.conn.trailing_data[0]))
+        elif self._draining():
+            self._await_head(partial=True)  # the rest of the body has the header deadline to arrive
         else:
             self._cancel_head_timer()
 
