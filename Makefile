@@ -33,6 +33,10 @@ bubblewrap: ## Make sure bubblewrap (the sandbox's default backend) is installed
 			"the bubblewrap tests will be skipped"; \
 	fi
 
+interop: $(STAMP) ## eve's own TypeScript client (npm eve 0.80.1) against eve start; installs Node 24 and the client into ~/.cache/eve-interop first
+	$(BIN)/python -m tests.interop.node_env
+	$(BIN)/pytest -q tests/interop
+
 lint: $(STAMP) ## ruff format check and lint
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
@@ -55,4 +59,4 @@ clean: ## Remove the virtual environment and generated data
 help: ## Show the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  %-10s %s\n",$$1,$$2}' $(MAKEFILE_LIST)
 
-.PHONY: install demo test bubblewrap lint fmt typecheck check bench clean help
+.PHONY: install demo test interop bubblewrap lint fmt typecheck check bench clean help

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 __all__ = [
     "AssistantMessage",
+    "Attachment",
     "Message",
     "MessageAdapter",
     "SystemMessage",
@@ -33,11 +34,26 @@ class SystemMessage(_Frozen):
     content: str
 
 
+class Attachment(_Frozen):
+    """A file or image the model sees beside a user message's text: its bytes (base64) or a URL."""
+
+    media_type: str
+    filename: str | None = None
+    size: int | None = None
+    """The byte count, when the bytes were sent (not for a URL)."""
+    data: str | None = None
+    """The bytes, base64."""
+    url: str | None = None
+    """An `http(s)` URL the provider fetches (eve never does)."""
+
+
 class UserMessage(_Frozen):
     """A message from the person (or system) talking to the agent."""
 
     role: Literal["user"] = "user"
     content: str
+    attachments: tuple[Attachment, ...] = ()
+    """Files and images sent with it, passed to the model as content parts."""
 
 
 class ToolCall(_Frozen):

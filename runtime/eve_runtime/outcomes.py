@@ -48,14 +48,19 @@ def failed_outcome(call: ToolCall, code: str, message: str, *, name: str | None 
 
 DENIED_MESSAGE = "Tool execution was denied."
 IGNORED_MESSAGE = "Ignored because the user continued without responding."
+INVALID_MESSAGE = "Invalid approval response."
 
 
 def refused_outcome(
-    call: ToolCall, *, request_id: str | None, status: Literal["denied", "ignored"], reason: str | None = None
+    call: ToolCall,
+    *,
+    request_id: str | None,
+    status: Literal["denied", "ignored", "invalid"],
+    reason: str | None = None,
 ) -> ToolOutcome:
-    """A call that never ran: its approval was denied, or ignored when the person went on talking."""
-    code = "TOOL_EXECUTION_DENIED" if status == "denied" else "TOOL_EXECUTION_IGNORED"
-    message = (reason or DENIED_MESSAGE) if status == "denied" else IGNORED_MESSAGE
+    """A call that never ran: its approval was denied, invalid (no valid option), or ignored (the person went on)."""
+    code = "TOOL_EXECUTION_IGNORED" if status == "ignored" else "TOOL_EXECUTION_DENIED"
+    message = {"denied": reason or DENIED_MESSAGE, "ignored": IGNORED_MESSAGE, "invalid": INVALID_MESSAGE}[status]
     output: dict[str, Any] = {"code": code, "message": message, "tool": {"result": "not_run"}}
     if request_id is not None:
         output["approval"] = {"requestId": request_id, "status": status}

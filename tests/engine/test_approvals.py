@@ -199,10 +199,13 @@ async def test_unrelated_text_withdraws_the_approval_and_steers(tmp_path: Path) 
     model = Recording()
     h = await make_harness(tmp_path, TOOLS, models={"test": model})
     sid, request_id = await park(h)
-    await h.send(sid, "/reply never mind")
+    first = of_type(await h.events(sid), "turn.started")[0]["meta"]["deliveryIds"]
+    steering = await h.send(sid, "/reply never mind")
     events = await h.turns(sid, 1)
     await h.stop()
     after = events[events.index(of_type(events, "turn.waiting")[0]) + 1 :]
+    # the withdrawal is the new message's too: eve's client follows a send() by its delivery id
+    assert {tuple(e["meta"]["deliveryIds"]) for e in after} == {(*first, steering)}
     assert [t for t in types(after) if t != "message.appended"] == [
         "input.resolved",
         "action.result",
@@ -293,15 +296,49 @@ async def test_policies_decide_per_call(h: Harness) -> None:
     assert last_reply(events).splitlines() == ["policy -> 5", 'policy -> "Amounts over 100 are never allowed."']
 
 
-async def test_an_answer_to_an_unknown_request_is_stale_text(h: Harness) -> None:
+async def test_an_answer_to_an_unknown_request_withdraws_the_pending_one(h: Harness) -> None:
     sid, request_id = await park(h)
+    first = of_type(await h.events(sid), "turn.started")[0]["meta"]["deliveryIds"]
     await respond(h, sid, ("aitxt-nope", "approve"))
-    await respond(h, sid, (request_id, "approve"))
+    events = await h.turns(sid, 1)
+    await respond(h, sid, (request_id, "approve"))  # too late: that request is closed, so it is text too
     events = await h.turns(sid, 2)
     await h.stop()
-    assert calls(h) == ["db"]
+    assert calls(h) == []
+    after = events[events.index(of_type(events, "turn.waiting")[0]) + 1 :]
+    assert [t for t in types(after) if t != "message.appended"][:4] == [
+        "input.resolved",
+        "action.result",
+        "message.received",
+        "step.started",
+    ]
+    (resolution,) = of_type(events, "input.resolved")[0]["data"]["resolutions"]
+    assert (resolution["requestId"], resolution["outcome"]) == (request_id, "ignored")
+    received = of_type(events, "message.received")
+    assert (received[1]["data"]["message"], received[1]["data"]["turnId"]) == ("approve", "turn_0")
+    assert received[1]["meta"]["deliveryIds"] == first  # as in eve: answers join without their delivery id
+    assert "does not authorize" in of_type(events, "message.completed")[0]["data"]["message"]
     assert [e["data"]["turnId"] for e in of_type(events, "turn.started")] == ["turn_0", "turn_1"]
-    assert "does not authorize" in last_reply(events)
+
+
+async def test_an_answer_without_an_option_is_invalid(h: Harness) -> None:
+    sid, request_id = await park(h)
+    await h.rt.deliver(sid, "responses", {"inputResponses": [{"requestId": request_id}]})
+    events = await h.turns(sid, 1)
+    await h.stop()
+    assert calls(h) == [] and "approval.settled" not in types(events)
+    (resolution,) = of_type(events, "input.resolved")[0]["data"]["resolutions"]
+    assert resolution == {
+        "kind": "tool-approval",
+        "outcome": "invalid",
+        "requestId": request_id,
+        "response": {"requestId": request_id},
+    }
+    result = of_type(events, "action.result")[0]["data"]
+    assert result["status"] == "rejected"
+    assert result["error"] == {"code": "TOOL_EXECUTION_DENIED", "message": "Invalid approval response."}
+    assert result["result"]["output"]["approval"] == {"requestId": request_id, "status": "invalid"}
+    assert last_reply(events) == 'dangerous_action -> "Invalid approval response."'
 
 
 async def test_function_model_sees_the_denial(tmp_path: Path) -> None:

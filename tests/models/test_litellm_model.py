@@ -18,7 +18,15 @@ import httpx
 import pytest
 
 import eve_runtime.models as models
-from eve_runtime.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
+from eve_runtime.messages import (
+    AssistantMessage,
+    Attachment,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 from eve_runtime.models import (
     Finish,
     LiteLLMModel,
@@ -399,6 +407,16 @@ async def test_history_is_translated_to_openai_messages(script: Script) -> None:
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool"]
     assert sent[2]["tool_calls"][0]["id"] == "c1"
     assert sent[3]["tool_call_id"] == "c1"
+
+
+async def test_attachments_reach_litellm_as_content_parts(script: Script) -> None:
+    script.chunks = [text("ok"), end("stop")]
+    png = Attachment(media_type="image/png", size=8, data="iVBORw0KGgo=")
+    await run([UserMessage(content="look", attachments=(png,))])
+    assert script.calls[0]["messages"][0]["content"] == [
+        {"type": "text", "text": "look"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+    ]
 
 
 def test_to_openai_messages() -> None:

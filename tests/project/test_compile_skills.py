@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from eve_runtime.project.compiler import CompiledApp
-from eve_runtime.project.info import agent_info
+from eve_runtime.project.info import agent_info, cli_info
 from eve_runtime.project.runtime_agent import RuntimeAgent, RuntimeSkill
 from tests.project.test_compiler import SUBAGENT_PY, build, child, failed, ok, statuses
 
@@ -248,11 +248,12 @@ def test_info_lists_static_and_dynamic_skills_and_load_skill_active(tmp_path: Pa
         ["session.started"],
         "module",
     )
-    framework = {f["name"]: f["status"] for f in info["tools"]["framework"]}
+    framework = {f["name"]: f["status"] for f in cli_info(result)["tools"]["framework"]}
     assert framework["load_skill"] == "active"
+    assert "framework" not in info["tools"]  # the served document has only what eve's client knows
 
 
 def test_an_agent_without_skills_has_no_load_skill(tmp_path: Path) -> None:
-    info = agent_info(build(tmp_path, {}).manifest, mode="development")
-    assert info["skills"] == {"static": [], "dynamic": []}
-    assert {f["name"]: f["status"] for f in info["tools"]["framework"]}["load_skill"] == "not-applicable"
+    result = build(tmp_path, {})
+    assert agent_info(result.manifest, mode="development")["skills"] == {"static": [], "dynamic": []}
+    assert {f["name"]: f["status"] for f in cli_info(result)["tools"]["framework"]}["load_skill"] == "not-applicable"

@@ -168,7 +168,10 @@ def test_reset_then_everything_is_inactive(api: Harness) -> None:
     response = api.client.post(f"/eve/v1/session/{session_id}/reset", json={"reason": "Start over"})
     assert response.status_code == 200
     assert response.json() == {"ok": True, "previousSessionId": session_id, "status": "reset"}
-    assert api.events(session_id)[-1]["type"] == "session.completed"
+    events = api.events(session_id)
+    assert events[-1]["type"] == "session.completed"
+    assert events[-1]["meta"]["deliveryIds"] == events[-2]["meta"]["deliveryIds"]  # the last turn's, as in eve
+    assert events[-1]["meta"]["deliveryIds"]
     follow_up = api.client.post(f"/eve/v1/session/{session_id}", json={"message": "after reset"})
     assert (follow_up.status_code, follow_up.json()) == (409, NOT_ACTIVE)
     assert api.client.post(f"/eve/v1/session/{session_id}/reset").json() == {"ok": True, "status": "no_active_session"}

@@ -33,7 +33,7 @@ from eve_runtime.engine.hook_dispatch import hook_context
 from eve_runtime.engine.inbox import Inbox
 from eve_runtime.engine.loop import work
 from eve_runtime.engine.ports import ActorHost
-from eve_runtime.engine.turn_start import message_of, model_for_step, model_text_of
+from eve_runtime.engine.turn_start import message_of, model_for_step, user_message_of
 from eve_runtime.events.catalog import StreamEvent, TurnAt
 from eve_runtime.events.turns import (
     MessageReceived,
@@ -234,14 +234,16 @@ class SessionActor:
     def join_turn(self, delivery: DeliveryRecord) -> UserMessage:
         """A message joins the running turn: `message.received` (its delivery id on every later event).
 
-        Returns what the model reads for it (the caller decides whether it enters history).
+        Returns what the model reads for it (the caller decides whether it enters history). Answers
+        to no open request (`responses`) join without their delivery id, as in eve.
         """
         turn = self.turn
-        turn.delivery_ids.append(delivery.id)
+        if delivery.kind != "responses":
+            turn.delivery_ids.append(delivery.id)
         self.emitter.delivery_ids = tuple(turn.delivery_ids)
         text, parts = message_of(delivery)
         self.emit(MessageReceived(TurnAt.of(turn), text, parts))
-        return UserMessage(content=model_text_of(delivery))
+        return user_message_of(delivery)
 
     def names_another_turn(self, delivery: DeliveryRecord) -> bool:
         """A cancel naming a turn other than the running one (consumed as a no-op)."""

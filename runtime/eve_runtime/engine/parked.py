@@ -9,11 +9,13 @@ While parked, deliveries are applied here, in arrival order:
 - `inputResponses` answer requests by id; each answer is `approval.settled`, another
   `turn.waiting` follows while the batch is incomplete, and the complete batch is one
   `input.resolved`; denied calls are rejected at once, approved ones run first thing in the
-  next step. Answers to requests that are not open are stale: they wait for the turn to end and
-  then reach the model as text that authorizes nothing.
+  next step. An answer naming no option is `invalid` (no `approval.settled`; the call is
+  rejected). Answers that name no open request withdraw the open ones (`ignored`) and reach the
+  model as text that authorizes nothing, at once (in eve's way, without their delivery id on
+  the events); while a session-limit prompt is open they wait for the turn to end instead.
 - a plain message that names an option of the first open request (id, label or number) answers
-  it; any other message withdraws the open requests (`ignored`, calls rejected) and steers the
-  turn, which goes on with the message.
+  it; any other message withdraws the open requests (`ignored`, calls rejected; those events
+  carry the old and the new delivery id) and steers the turn, which goes on with the message.
 - a cancel withdraws them (`cancelled`), then `turn.cancelled` and `session.waiting`.
 - a clear withdraws them too (`cancelled`: the history that raised them is going), ends the turn
   (`turn.cancelled`), then clears: `context.cleared` and `session.waiting`.
@@ -108,21 +110,22 @@ async def handle_while_parked(session: Session, delivery: DeliveryRecord) -> Han
         pending = {r.request_id: r for r in _open(awaiting)}
         answers = [item for item in delivery.payload.get("inputResponses", []) if item.get("requestId") in pending]
         if not answers:
-            return "deferred"  # stale: it reaches the model as text once the turn is over
+            if _open(awaiting)[0].kind == "session-limit":
+                return "deferred"  # stale: it reaches the model as text once the turn is over
+            return await _steer(session, delivery)  # answers to no open request withdraw the open ones
         for item in answers:
-            _answer(session, pending[item["requestId"]], item.get("optionId") or item.get("text") or "", item)
+            _answer(session, pending[item["requestId"]], item)
         return await _after_answers(session, [delivery.id])
     if delivery.kind == "message":
         first = _open(awaiting)[0]
         option = match_option(first.request.get("options", []), str(delivery.payload.get("message", "")))
         if option is not None:
-            _answer(session, first, option, {"requestId": first.request_id, "optionId": option})
+            _answer(session, first, {"requestId": first.request_id, "optionId": option})
             return await _after_answers(session, [delivery.id])
         if first.kind == "session-limit":
             return "deferred"  # neither continue nor stop: it waits, and the prompt stays
-        await _resolve(session, withdraw="ignored")
-        session.checkpoint_later(history=[session.join_turn(delivery)], consumed=[delivery.id])
-        return "resumed"
+        session.own_events([*session.turn.delivery_ids, delivery.id])  # the withdrawal is the new message's too
+        return await _steer(session, delivery)
     if delivery.kind in ("cancel", "reset"):
         if session.names_another_turn(delivery):
             await session.commit(consumed=[delivery.id])
@@ -138,15 +141,26 @@ async def handle_while_parked(session: Session, delivery: DeliveryRecord) -> Han
     return "deferred"
 
 
-def _answer(session: Session, request: PendingRequest, option: str, response: dict[str, Any]) -> None:
+async def _steer(session: Session, delivery: DeliveryRecord) -> Handled:
+    """Withdraw the open requests (`ignored`) and go on with the delivery as the next thing the model reads."""
+    await _resolve(session, withdraw="ignored")
+    session.checkpoint_later(history=[session.join_turn(delivery)], consumed=[delivery.id])
+    return "resumed"
+
+
+def _answer(session: Session, request: PendingRequest, response: dict[str, Any]) -> None:
+    """Record one answer; `approval.settled` for it unless it names no option (an invalid answer)."""
     turn = session.turn
     assert turn.awaiting is not None
+    option = response.get("optionId") or response.get("text") or ""
     request.option_id = option
     request.response = {
-        "optionId": option,
+        **({"optionId": option} if option else {}),
         "requestId": request.request_id,
         **({"text": response["text"]} if "text" in response else {}),
     }
+    if not option:
+        return
     approved = option in (APPROVE, "continue")
     at = StepAt.of(turn, turn.awaiting.step_index)
     session.emit(ApprovalSettled(at, request.request_id, approved, session.host.principal_id))
@@ -242,8 +256,9 @@ def _resolve_call(
         else:
             session.turn.execute.append(request.call)
     else:
-        resolution["outcome"] = "denied" if request.option_id in NEGATIVE_OPTIONS else "invalid"
-        refused.append(refused_outcome(call, request_id=request.request_id, status="denied"))
+        status: Literal["denied", "invalid"] = "denied" if request.option_id in NEGATIVE_OPTIONS else "invalid"
+        resolution["outcome"] = status
+        refused.append(refused_outcome(call, request_id=request.request_id, status=status))
 
 
 def _cancelled_message(call: ToolCall) -> ToolMessage:

@@ -99,6 +99,7 @@ async def handle_idle(actor: ActorLoop, delivery: DeliveryRecord) -> None:
         await start_turn(actor, delivery)
     elif delivery.kind == "reset":
         actor.own_events(())
+        await actor.continue_deliveries()  # `session.completed` carries the last turn's delivery ids, as in eve
         await discard_sandbox(actor)  # retired for good: nothing can reach its workspace again
         await actor.complete("reset", consumed=[delivery.id])
         actor.host.acknowledge(delivery.id)

@@ -17,7 +17,7 @@ from typing import Any
 from eve_runtime.authoring.dynamic import DynamicResolver
 from eve_runtime.checkpoint import CallRecord, DynamicValue, ParentLink, TurnState
 from eve_runtime.crashpoints import crashpoint
-from eve_runtime.engine.attachments import public_parts, stage_attachments
+from eve_runtime.engine.attachments import model_attachments, public_parts, stage_attachments
 from eve_runtime.engine.conversation import client_context_entries, static_user_instructions
 from eve_runtime.engine.dynamic_tools import apply_dynamic_tools
 from eve_runtime.engine.ports import Session
@@ -57,10 +57,17 @@ def message_of(delivery: DeliveryRecord) -> tuple[str, list[dict[str, Any]]]:
     payload = delivery.payload
     if delivery.kind == "responses":
         responses = payload.get("inputResponses", [])
-        text = "\n".join(str(r.get("optionId") or r.get("text") or "") for r in responses)
+        text = "\n".join(str(r.get("optionId") or r.get("text") or "") for r in responses).strip("\n")
+        text = text or "Response to an earlier interactive prompt"
         return text, [{"text": text, "type": "text"}]
     parts = payload.get("parts") or [{"text": payload.get("message", ""), "type": "text"}]
     return payload.get("message", ""), public_parts(parts)
+
+
+def user_message_of(delivery: DeliveryRecord, text: str | None = None) -> UserMessage:
+    """The history message of a delivery: what the model reads (`text`, else the delivery's) and its files."""
+    parts = (delivery.payload.get("parts") or []) if delivery.kind == "message" else []
+    return UserMessage(content=model_text_of(delivery) if text is None else text, attachments=model_attachments(parts))
 
 
 def model_text_of(delivery: DeliveryRecord) -> str:
@@ -126,11 +133,11 @@ async def start_turn(session: Session, delivery: DeliveryRecord) -> None:
     session.emit(TurnStarted(at))
     text, parts = message_of(delivery)
     session.emit(MessageReceived(at, text, parts))
-    user = UserMessage(content=model_text_of(delivery))
+    user = user_message_of(delivery)
     attached = await stage_attachments(session, delivery.payload.get("parts") or [])
     if attached:  # the model reads where the files are instead of their placeholders
         written = [str(p["text"]) for p in parts if p.get("type") == "text"]
-        user = UserMessage(content="\n".join([*written, *attached]))
+        user = user_message_of(delivery, "\n".join([*written, *attached]))
     try:
         extra = await _resolve_dynamic(session, turn, first=not state.session_resolved)
     except ResolverError as exc:

@@ -7,12 +7,21 @@ comes back as `ModelEvent`s, tool calls rebuilt from their deltas, usage and fin
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
-from eve_runtime.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
+from eve_runtime.messages import (
+    AssistantMessage,
+    Attachment,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 from eve_runtime.models.base import (
     FinishReason,
     ModelEvent,
@@ -28,6 +37,7 @@ from eve_runtime.models.base import (
 __all__ = [
     "ToolCallAssembler",
     "chunk_events",
+    "content_part",
     "get_field",
     "map_finish_reason",
     "to_openai_messages",
@@ -41,11 +51,51 @@ _FINISH_REASONS |= {"tool_calls": "tool-calls", "function_call": "tool-calls"}
 _PLAIN_REASONS = {"stop", "tool_calls", "length", "content_filter"}
 
 
+MAX_IMAGE_BYTES = 3 * 1024 * 1024
+"""The largest image sent as an image part (larger ones are only referenced: providers refuse them)."""
+MAX_INLINE_TEXT_BYTES = 64 * 1024
+"""The largest text-like file whose contents are sent as a text part."""
+_IMAGES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+_TEXT_LIKE = frozenset({"application/json", "application/xml", "application/x-yaml", "application/yaml"})
+
+
+def content_part(attachment: Attachment) -> dict[str, Any] | None:
+    """An attachment as a litellm content part, or None for a file providers cannot read as one.
+
+    Images (PNG, JPEG, GIF, WebP up to `MAX_IMAGE_BYTES`) are `image_url` parts, PDFs `file`
+    parts (`file_data` for bytes, `file_id` for a URL), and small text-like files a text part
+    holding their contents. Anything else is left to the `Attached file` line of the message
+    text (the model can open it in the sandbox).
+    """
+    media = attachment.media_type
+    source = attachment.url or (f"data:{media};base64,{attachment.data}" if attachment.data is not None else None)
+    if source is None:
+        return None
+    if media in _IMAGES and (attachment.size or 0) <= MAX_IMAGE_BYTES:
+        return {"type": "image_url", "image_url": {"url": source}}
+    if media == "application/pdf":
+        if attachment.url is not None:
+            return {"type": "file", "file": {"file_id": attachment.url, "format": media}}
+        return {"type": "file", "file": {"file_data": source, "filename": attachment.filename or "attachment.pdf"}}
+    text_like = media.startswith("text/") or media in _TEXT_LIKE or media.endswith(("+json", "+xml"))
+    if text_like and attachment.data is not None and (attachment.size or 0) <= MAX_INLINE_TEXT_BYTES:
+        try:
+            text = base64.b64decode(attachment.data).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            return None
+        return {"type": "text", "text": f"Contents of {attachment.filename or 'the attached file'} ({media}):\n{text}"}
+    return None
+
+
 def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Translate eve messages to OpenAI chat-completions message dicts (litellm's input format)."""
     result: list[dict[str, Any]] = []
     for message in messages:
-        if isinstance(message, (SystemMessage, UserMessage)):
+        if isinstance(message, UserMessage) and message.attachments:
+            parts = [{"type": "text", "text": message.content}]
+            parts += [part for a in message.attachments if (part := content_part(a)) is not None]
+            result.append({"role": "user", "content": parts})
+        elif isinstance(message, (SystemMessage, UserMessage)):
             result.append({"role": message.role, "content": message.content})
         elif isinstance(message, AssistantMessage):
             entry: dict[str, Any] = {"role": "assistant", "content": message.content}

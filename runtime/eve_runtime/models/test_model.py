@@ -13,7 +13,8 @@ is a directive; every other line is ordinary text:
 | `/json {json}` | the final answer is this JSON (through the `eve__reply` tool when it is offered) |
 
 Several `/say` or `/reply` lines join with newlines. Without directives the answer is
-`echo: <the message>`; after tool results it is one line per result, `NAME -> <compact JSON>`.
+`echo: <the message>`, plus one line per file or image attached to it (`[attached NAME (TYPE,
+N bytes)]`, or `[attached URL (TYPE)]`); after tool results it is one line per result, `NAME -> <compact JSON>`.
 A message that is eve's compaction request (it starts with `<previous-checkpoint>`) gets a
 short deterministic summary instead (see `eve_runtime.models.test_summary`).
 It speaks the same language as the fake OpenAI server the original eve was recorded against.
@@ -192,6 +193,19 @@ def _result_lines(assistant: AssistantMessage, results: Sequence[ToolMessage]) -
     return "\n".join(f"{names.get(m.tool_call_id, m.name)} -> {_result_text(m.content)}" for m in ordered)
 
 
+def _described(message: Message | None) -> str:
+    """One line per attachment of the user message, so tests see what reached the model."""
+    if not isinstance(message, UserMessage):
+        return ""
+    lines = [
+        f"\n[attached {a.url} ({a.media_type})]"
+        if a.url is not None
+        else f"\n[attached {a.filename or 'file'} ({a.media_type}, {a.size} bytes)]"
+        for a in message.attachments
+    ]
+    return "".join(lines)
+
+
 def _plan(
     messages: list[Message], user_index: int, user_text: str, directives: _Directives, *, offers_reply: bool
 ) -> tuple[str, list[ToolCall]]:
@@ -221,7 +235,7 @@ def _plan(
         return _result_lines(last_assistant, results), []
     if directives.say and not directives.calls:
         return "\n".join(directives.say), []
-    return f"echo: {user_text}", []
+    return f"echo: {user_text}{_described(messages[user_index] if user_index >= 0 else None)}", []
 
 
 class TestModel:

@@ -1,19 +1,29 @@
 """Agent info: the compiled agent as the `eve-agent-info` document (version 6).
 
-`GET /eve/v1/info` serves it, and `eve info --json` prints it with three more top-level keys
-(`status`, `messaging`, `artifacts`) that only make sense for a local build, and each schedule's
-next fire times (`nextFireTimes`, computed when it runs: a served document would go stale). Names follow eve's
-agent-info schema in camelCase; every capability carries its source and owner.
+`GET /eve/v1/info` serves it. Every key follows the strict agent-info schema of eve's own
+client (`eve/client`'s `client.info()`, checked by `tests/interop/`) except `version`, which is
+6: a module source carries its compiled `binding` (`backing`, `logicalPath`, `owner`),
+framework defaults are `module` sources with a `programmatic` backing, and nothing the schema
+does not know is served.
+
+`eve info --json` prints more: three top-level keys that only make sense for a local build
+(`status`, `messaging`, `artifacts`), each schedule's next fire times (`nextFireTimes`,
+computed when it runs: a served document would go stale) and `missed` policy, the agent's
+settings (`agent.settings`), the framework tools' status (`tools.framework`), the sandbox's
+backend and limits, the workflow tool (`workflow`) and the diagnostics themselves
+(`diagnostics.entries`).
 """
 
 from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
+from pathlib import PurePosixPath
 from typing import Any, Literal
 
+from eve_runtime._version import __version__
 from eve_runtime.authoring.schedules import fires_after
-from eve_runtime.diagnostics import Diagnostic, summarize
+from eve_runtime.diagnostics import summarize
 from eve_runtime.project.compiler import CompiledApp
 from eve_runtime.project.compose_tools import framework_source
 from eve_runtime.project.manifest import AgentManifest, ChannelManifest, DynamicManifest, Manifest, SourceInfo
@@ -30,58 +40,80 @@ Mode = Literal["development", "production"]
 JSON = dict[str, Any]
 
 
-def _source(source: SourceInfo) -> JSON:
-    owner: JSON = (
-        {"kind": "application"} if source.owner == "application" else {"kind": "framework", "feature": "eve:defaults"}
-    )
-    data: JSON = {
-        "logicalPath": source.logical_path,
-        "sourceId": source.source_id,
-        "sourceKind": source.source_kind,
-        "owner": owner,
-    }
-    if source.source_kind == "module":
-        data["exportName"] = source.export_name
-        data["binding"] = {"exportName": source.export_name}
+REVISION = f"eve-python@{__version__}"
+"""The `revision` of a framework default's programmatic backing."""
+
+
+def _owner(source: SourceInfo) -> JSON:
+    if source.owner == "application":
+        return {"kind": "application"}
+    return {"feature": "eve:defaults", "kind": "framework"}
+
+
+class _Sources:
+    """Describes the sources of one agent, whose folder (absolute) is `folder`."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+
+    def __call__(self, source: SourceInfo) -> JSON:
+        owner = _owner(source)
+        kind = "module" if source.source_kind == "framework" else source.source_kind
+        data: JSON = {
+            "logicalPath": source.logical_path,
+            "owner": owner,
+            "sourceId": source.source_id,
+            "sourceKind": kind,
+        }
+        if kind != "module":
+            return data
+        backing: JSON
+        if source.owner == "application":
+            path = str(PurePosixPath(self.folder) / source.logical_path)
+            backing = {"externalDependencies": [], "kind": "filesystem", "sourcePath": path}
+        else:
+            backing = {
+                "kind": "programmatic",
+                "moduleId": source.logical_path,
+                "registryId": "eve:defaults",
+                "revision": REVISION,
+            }
+        data["binding"] = {"backing": backing, "logicalPath": source.logical_path, "owner": owner}
+        if source.export_name is not None:
+            data["exportName"] = source.export_name
+        return data
+
+    def resolver(self, resolver: DynamicManifest) -> JSON:
+        return {**self(resolver.source), "slug": resolver.slug, "eventNames": resolver.event_names}
+
+
+def _diagnostics(manifest: Manifest, *, entries: bool = False) -> JSON:
+    """Counts as eve reports them (and, for `eve info`, the diagnostics themselves under `entries`)."""
+    summary = summarize(manifest.diagnostics)
+    data: JSON = {"discoveryErrors": summary.errors, "discoveryWarnings": summary.warnings}
+    if entries:
+        data["entries"] = [d.model_dump(mode="json", by_alias=True, exclude_none=True) for d in manifest.diagnostics]
     return data
 
 
-def _resolver(resolver: DynamicManifest) -> JSON:
-    return {**_source(resolver.source), "slug": resolver.slug, "eventNames": resolver.event_names}
-
-
-def _diagnostic(diagnostic: Diagnostic) -> JSON:
-    return diagnostic.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-
-def _diagnostics(manifest: Manifest) -> JSON:
-    """Counts as eve reports them, plus the diagnostics themselves under `entries`."""
-    summary = summarize(manifest.diagnostics)
-    return {
-        "discoveryErrors": summary.errors,
-        "discoveryWarnings": summary.warnings,
-        "entries": [_diagnostic(d) for d in manifest.diagnostics],
-    }
-
-
 def with_failed_build(info: JSON, failed: Manifest) -> JSON:
-    """The info of the serving generation, showing the diagnostics of a newer build that failed (`eve dev`)."""
+    """The info of the serving generation, counting the diagnostics of a newer build that failed (`eve dev`).
+
+    The diagnostics themselves are in `GET /eve/v1/dev/build`.
+    """
     return {**info, "diagnostics": _diagnostics(failed)}
 
 
-def _model(agent: AgentManifest) -> JSON:
+def _model(agent: AgentManifest, describe: _Sources) -> JSON:
     model = agent.model
+    data: JSON
     if model.routing == "dynamic":
-        return {"routing": {"kind": "dynamic"}, "reasoning": model.reasoning}
-    routing: JSON
-    if model.routing == "external":
-        routing = {"kind": "external", "provider": model.id}
-    elif model.routing == "offline":
-        routing = {"kind": "offline", "target": model.id}
-    else:
-        target = model.id or ""
-        routing = {"kind": "gateway", "target": target}
-    data: JSON = {"id": model.id, "routing": routing}
+        resolver = DynamicManifest(slug="model", event_names=["session.started"], source=agent.config_source)
+        data = {"routing": {"kind": "dynamic", "resolver": describe.resolver(resolver)}}
+    elif model.routing == "gateway":
+        data = {"id": model.id or "", "routing": {"kind": "gateway", "target": model.id or ""}}
+    else:  # `external` (a Model instance) and `offline` (the `test` model) are not reached through a gateway
+        data = {"id": model.id or "", "routing": {"kind": "external", "provider": model.id or ""}}
     if model.reasoning is not None:
         data["reasoning"] = model.reasoning
     if model.context_window_tokens is not None:
@@ -91,10 +123,10 @@ def _model(agent: AgentManifest) -> JSON:
     return data
 
 
-def _tools(agent: AgentManifest) -> JSON:
+def _tools(agent: AgentManifest, describe: _Sources) -> JSON:
     static = [
         {
-            **_source(tool.source),
+            **describe(tool.source),
             "name": tool.name,
             "description": tool.description,
             "inputSchema": tool.input_schema,
@@ -107,29 +139,31 @@ def _tools(agent: AgentManifest) -> JSON:
         }
         for tool in agent.tools
     ]
-    framework = [
-        {
-            "name": f.name,
-            "status": f.status,
-            "availability": f.availability,
-            **({"reason": f.reason} if f.reason else {}),
-        }
-        for f in agent.framework_tools
-    ]
-    return {"static": static, "dynamic": [_resolver(r) for r in agent.dynamic_tools], "framework": framework}
+    return {"static": static, "dynamic": [describe.resolver(r) for r in agent.dynamic_tools]}
 
 
-def _sandbox(agent: AgentManifest) -> JSON | None:
-    """The sandbox as eve describes it (`backendKind`, `hasBootstrap`, `revisionHash`, ...), plus its limits."""
+def _sandbox(agent: AgentManifest, describe: _Sources) -> JSON:
+    """The sandbox as eve's schema has it: its source, `provider` and `revisionHash`."""
+    sandbox = agent.sandbox
+    if sandbox is None:  # its file could not be used (a diagnostic says why): the framework slot is described
+        return {**describe(framework_source(agent.node_id, "sandbox.py")), "revisionHash": ""}
+    data: JSON = {**describe(sandbox.source)}
+    provider = "parent" if sandbox.inherits_parent else sandbox.backend_kind
+    if provider is not None:
+        data["provider"] = provider
+    data["revisionHash"] = sandbox.revision_hash or ""
+    return data
+
+
+def _sandbox_details(agent: AgentManifest) -> JSON:
+    """What `eve info` adds to the sandbox: `backendKind`, `hasBootstrap`, `network`, limits, workspace."""
     sandbox = agent.sandbox
     if sandbox is None:
-        return None
+        return {}
     data: JSON = {
-        **_source(sandbox.source),
         "backendKind": "parent" if sandbox.inherits_parent else sandbox.backend_kind,
         "hasBootstrap": sandbox.has_bootstrap,
         "hasOnSession": False,
-        "revisionHash": sandbox.revision_hash,
         "network": sandbox.network,
     }
     if sandbox.description is not None:
@@ -141,13 +175,14 @@ def _sandbox(agent: AgentManifest) -> JSON | None:
     return data
 
 
-def _subagent(agent: AgentManifest) -> JSON:
+def _subagent(agent: AgentManifest, app_root: str) -> JSON:
+    describe = _Sources(str(PurePosixPath(app_root) / agent.agent_root))
     return {
-        **_source(agent.config_source),
+        **describe(agent.config_source),
         "name": agent.name,
         "nodeId": agent.node_id,
-        "parentNodeId": agent.parent_node_id,
-        "description": agent.description,
+        "parentNodeId": agent.parent_node_id or ROOT_NODE_ID,
+        **({"description": agent.description} if agent.description is not None else {}),
         "entryPath": f"{agent.agent_root}/agent.py",
         "rootPath": agent.agent_root,
         "summary": {
@@ -163,12 +198,20 @@ def _subagent(agent: AgentManifest) -> JSON:
     }
 
 
+def _composition_entry(kind: str, source: SourceInfo, winner: str | None) -> JSON:
+    entry: JSON = {
+        "kind": kind,
+        "logicalPath": source.logical_path,
+        "owner": _owner(source),
+        "sourceId": source.source_id,
+    }
+    return {**entry, "winnerSourceId": winner} if winner is not None else entry
+
+
 def _composition(agent: AgentManifest) -> JSON:
     return {
-        "disabled": [{"kind": "disabled", **_source(e.source)} for e in agent.disabled],
-        "shadowed": [
-            {"kind": "shadowed", **_source(e.source), "winnerSourceId": e.winning_source_id} for e in agent.shadowed
-        ],
+        "disabled": [_composition_entry("disabled", e.source, None) for e in agent.disabled],
+        "shadowed": [_composition_entry("shadowed", e.source, e.winning_source_id) for e in agent.shadowed],
     }
 
 
@@ -176,10 +219,10 @@ def _eve_channel(agent: AgentManifest) -> ChannelManifest | None:
     return next((c for c in agent.channels if c.kind in ("eve", "disabled")), None)
 
 
-def _routes(agent: AgentManifest) -> list[JSON]:
+def _routes(agent: AgentManifest, describe: _Sources) -> list[JSON]:
     """The channel routes in the order the server matches them: custom channels first, then eve's."""
     routes = [
-        {**_source(c.source), "name": c.name, "method": r.method, "urlPath": r.path, "adapterKind": "custom"}
+        {**describe(c.source), "name": c.name, "method": r.method, "urlPath": r.path, "adapterKind": "custom"}
         for c in sorted(agent.channels, key=lambda c: c.name)
         if c.kind == "custom"
         for r in c.routes
@@ -189,19 +232,32 @@ def _routes(agent: AgentManifest) -> list[JSON]:
         return routes
     source = eve.source if eve is not None else framework_source(ROOT_NODE_ID, "channels/eve.py")
     routes += [
-        {**_source(source), "name": "eve", "method": r.method, "urlPath": r.path, "adapterKind": "http"}
+        {**describe(source), "name": "eve", "method": r.method, "urlPath": r.path, "adapterKind": "http"}
         for r in DEFAULT_ROUTES
     ]
     return routes
 
 
-def _channels(agent: AgentManifest) -> JSON:
+def _channels(agent: AgentManifest, describe: _Sources) -> JSON:
+    """The routes, and the default routes an authored `channels/eve.py` shadows (one entry per route)."""
     eve = _eve_channel(agent)
     shadowed = []
     if eve is not None:
         default = framework_source(ROOT_NODE_ID, "channels/eve.py")
-        shadowed = [{"kind": "shadowed", **_source(default), "winnerSourceId": eve.source.source_id}]
-    return {"routes": _routes(agent), "shadowed": shadowed}
+        described = {key: value for key, value in describe(default).items() if key != "sourceKind"}
+        source = {
+            "backing": described["binding"]["backing"],
+            "form": "direct",
+            "layer": "framework-default",
+            "logicalPath": described["logicalPath"],
+            "owner": described["owner"],
+            "sourceId": described["sourceId"],
+        }
+        shadowed = [
+            {"method": r.method, "source": source, "urlPath": r.path, "winnerSourceId": eve.source.source_id}
+            for r in DEFAULT_ROUTES
+        ]
+    return {"routes": _routes(agent, describe), "shadowed": shadowed}
 
 
 def agent_info(manifest: Manifest, *, mode: Mode) -> JSON:
@@ -209,14 +265,14 @@ def agent_info(manifest: Manifest, *, mode: Mode) -> JSON:
     agent = manifest.root
     if agent is None:
         raise ValueError("agent info needs a manifest with a root agent")
+    describe = _Sources(manifest.agent_root)
     described: JSON = {
         "name": agent.name,
         "nodeId": agent.node_id,
         "agentRoot": manifest.agent_root,
         "appRoot": manifest.app_root,
-        "config": _source(agent.config_source),
-        "model": _model(agent),
-        "settings": agent.config,
+        "config": describe(agent.config_source),
+        "model": _model(agent, describe),
     }
     if agent.description is not None:
         described["description"] = agent.description
@@ -228,28 +284,27 @@ def agent_info(manifest: Manifest, *, mode: Mode) -> JSON:
         "mode": mode,
         "agent": described,
         "capabilities": {"devRoutes": mode == "development"},
-        "channels": _channels(agent),
+        "channels": _channels(agent, describe),
         "composition": _composition(agent),
         "connections": [],
         "diagnostics": _diagnostics(manifest),
-        "hooks": [{**_source(h.source), "slug": h.slug, "eventNames": h.event_names} for h in agent.hooks],
+        "hooks": [{**describe(h.source), "slug": h.slug, "eventNames": h.event_names} for h in agent.hooks],
         "instructions": {
             "static": [
-                {**_source(i.source), "name": i.name, "content": i.content, "role": i.role} for i in agent.instructions
+                {**describe(i.source), "name": i.name, "content": i.content, "role": i.role} for i in agent.instructions
             ],
-            "dynamic": [_resolver(r) for r in agent.dynamic_instructions],
+            "dynamic": [describe.resolver(r) for r in agent.dynamic_instructions],
         },
         "kernelEffects": [],
         "memories": [],
         "remoteAgents": {"entries": [], "total": 0},
-        "sandbox": _sandbox(agent),
+        "sandbox": _sandbox(agent, describe),
         "schedules": [
             {
-                **_source(s.source),
+                **describe(s.source),
                 "name": s.name,
                 "cron": s.cron,
                 "hasRun": s.has_run,
-                "missed": s.missed,
                 **({"markdown": s.markdown} if s.markdown is not None else {}),
             }
             for s in agent.schedules
@@ -257,7 +312,7 @@ def agent_info(manifest: Manifest, *, mode: Mode) -> JSON:
         "skills": {
             "static": [
                 {
-                    **_source(s.source),
+                    **describe(s.source),
                     "name": s.name,
                     "description": s.description,
                     "markdown": s.markdown,
@@ -266,16 +321,36 @@ def agent_info(manifest: Manifest, *, mode: Mode) -> JSON:
                 }
                 for s in agent.skills
             ],
-            "dynamic": [_resolver(r) for r in agent.dynamic_skills],
+            "dynamic": [describe.resolver(r) for r in agent.dynamic_skills],
         },
-        "subagents": {"local": [_subagent(s) for s in agent.subagents], "total": len(agent.subagents)},
-        "tools": _tools(agent),
-        "workflow": {"enabled": False, "toolName": "Workflow"},
+        "subagents": {
+            "local": [_subagent(s, manifest.app_root) for s in agent.subagents],
+            "total": len(agent.subagents),
+        },
+        "tools": _tools(agent, describe),
         "workspace": {
             "resourceRoot": {"logicalPath": "workspace-resources/__root__", "rootEntries": []},
             "rootEntries": [],
         },
     }
+
+
+def _cli_extras(info: JSON, agent: AgentManifest) -> None:
+    """What `eve info` shows beyond the served document (see the module docstring)."""
+    info["agent"]["settings"] = agent.config
+    info["tools"]["framework"] = [
+        {
+            "name": f.name,
+            "status": f.status,
+            "availability": f.availability,
+            **({"reason": f.reason} if f.reason else {}),
+        }
+        for f in agent.framework_tools
+    ]
+    info["sandbox"].update(_sandbox_details(agent))
+    info["workflow"] = {"enabled": False, "toolName": "Workflow"}
+    for schedule, compiled in zip(info["schedules"], agent.schedules, strict=True):
+        schedule["missed"] = compiled.missed
 
 
 def next_fire_times(cron: str, now: float, count: int = NEXT_FIRES) -> list[str]:
@@ -297,18 +372,16 @@ def cli_info(compiled: CompiledApp, *, now: float | None = None) -> JSON:
     base: JSON = (
         agent_info(manifest, mode="development")
         if manifest.root is not None
-        else {
-            "kind": "eve-agent-info",
-            "version": INFO_VERSION,
-            "mode": "development",
-            "diagnostics": _diagnostics(manifest),
-        }
+        else {"kind": "eve-agent-info", "version": INFO_VERSION, "mode": "development"}
     )
+    if manifest.root is not None:
+        _cli_extras(base, manifest.root)
+    base["diagnostics"] = _diagnostics(manifest, entries=True)
     at = time.time() if now is None else now
     for schedule in base.get("schedules", []):
         schedule["nextFireTimes"] = next_fire_times(schedule["cron"], at)
     spec = compiled.root.sandbox if compiled.root is not None else None
-    if spec is not None and isinstance(base.get("sandbox"), dict):
+    if spec is not None and manifest.root is not None and manifest.root.sandbox is not None:
         backend, note = describe_backend(spec.config)  # what would run commands on this machine
         base["sandbox"]["backend"] = backend
         if note is not None:

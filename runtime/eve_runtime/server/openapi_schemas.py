@@ -50,11 +50,35 @@ def component_schemas() -> JSON:
         "turnPolicy": {"enum": ["steer", "queue"], "description": "Steer the running turn (default) or queue."},
         "idempotencyKey": {**_ID_STRING, "description": "A retried send with the same key starts nothing new."},
     }
+    source = {
+        "type": "string",
+        "minLength": 1,
+        "description": "base64, a data: URL, or an http(s) URL to a public host (handed to the model, never fetched).",
+    }
+    file_part = {
+        "type": "object",
+        "required": ["type", "data", "mediaType"],
+        "properties": {
+            "type": {"const": "file"},
+            "data": source,
+            "mediaType": {"type": "string", "minLength": 3},
+            "filename": {"type": "string", "minLength": 1},
+        },
+    }
+    image_part = {
+        "type": "object",
+        "required": ["type", "image"],
+        "properties": {"type": {"const": "image"}, "image": source, "mediaType": {"type": "string", "minLength": 3}},
+    }
     message = {
-        "description": "The user's message: text, or an array of text parts (file parts are not supported yet).",
+        "description": "The user's message: text, or an array of text, file and image parts.",
         "oneOf": [
             {"type": "string", "minLength": 1},
-            {"type": "array", "minItems": 1, "items": ref("TextPart")},
+            {
+                "type": "array",
+                "minItems": 1,
+                "items": {"oneOf": [ref("TextPart"), ref("FilePart"), ref("ImagePart")]},
+            },
         ],
     }
     input_response = {
@@ -75,6 +99,8 @@ def component_schemas() -> JSON:
             },
         },
         "TextPart": text_part,
+        "FilePart": file_part,
+        "ImagePart": image_part,
         "InputResponse": input_response,
         "CreateSession": {
             "type": "object",

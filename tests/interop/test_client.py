@@ -1,0 +1,116 @@
+"""eve's own TypeScript client (`eve/client`, npm `eve` 0.80.1) against `eve start` serving the template app.
+
+`scenarios.mjs` runs every scenario in one node process; each test here checks one scenario's
+line. Node 24 and the package come from the npm registry on first use (`tests/interop/node_env.py`,
+cached outside the repo); without them these tests are skipped, saying why. `make interop` runs
+only these.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.test_serve import serving
+from tests.interop.node_env import NodeUnavailable, ensure
+from tests.server.support import scaffold_app
+
+pytestmark = pytest.mark.scenario
+
+SCRIPT = Path(__file__).with_name("scenarios.mjs")
+TOKEN = "interop-token-0123456789abcdef"
+TEMPLATE_CALLS = {
+    "weather": '/call get_weather {"city": "Paris"}',
+    "approval": '/call send_alert {"city": "Paris", "message": "Storm at noon."}',
+    "subagent": '/call forecaster {"message": "/reply Sunny all week."}',
+}
+SCENARIOS = [
+    "health",
+    "info",
+    "streaming_and_reducers",
+    "follow_ups",
+    "tools",
+    "approval_approve",
+    "approval_deny",
+    "approval_invalid",
+    "approval_unknown_request",
+    "approval_override_by_message",
+    "reconnect_by_cursor",
+    "cancel",
+    "controls",
+    "subagents",
+    "eve_agent_store",
+    "file_parts",
+    "bearer_auth",
+]
+
+
+def run_scenarios(
+    host: str, *, token: str | None, app: dict[str, str], serial: bool = False
+) -> dict[str, dict[str, Any]]:
+    """Run `scenarios.mjs` once against `host` (all at once, or one by one); each scenario's line by name."""
+    env = ensure()
+    config: dict[str, Any] = {"host": host, "token": token, "modules": str(env.modules), "app": app, "serial": serial}
+    if serial:
+        config["timeoutMs"] = 60_000
+    done = subprocess.run(
+        [str(env.node), str(SCRIPT)],
+        env={**os.environ, "EVE_INTEROP": json.dumps(config)},
+        capture_output=True,
+        text=True,
+        timeout=1200 if serial else 120,
+        check=False,
+    )
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        raise AssertionError(f"node exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
+    return {line["name"]: line for line in lines}
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[str, Any]]]:
+    try:
+        ensure()
+    except NodeUnavailable as exc:
+        pytest.skip(f"eve's TypeScript client is not available here: {exc}")
+    app = scaffold_app(tmp_path_factory.mktemp("interop") / "weather-agent")
+    with serving(app, "start", env={"EVE_AUTH_TOKEN": TOKEN}) as server:
+        yield run_scenarios(server.url, token=TOKEN, app=TEMPLATE_CALLS)
+        server.stop()
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_scenario_passes(results: dict[str, dict[str, Any]], name: str) -> None:
+    line = results.get(name)
+    assert line is not None, f"{name} never reported"
+    assert line["ok"], line.get("error")
+
+
+def test_every_scenario_is_checked(results: dict[str, dict[str, Any]]) -> None:
+    assert sorted(results) == sorted(SCENARIOS)
+
+
+def test_info_differs_from_the_client_schema_only_in_version(results: dict[str, dict[str, Any]]) -> None:
+    detail = results["info"]["detail"]
+    assert detail["version"] == 6
+    assert [issue.split(":")[0] for issue in detail["issues"]] == ["version"]  # 0.80.1 insists on 5
+
+
+def test_bearer_auth_refuses_without_the_token(results: dict[str, dict[str, Any]]) -> None:
+    assert results["bearer_auth"]["detail"] == {"health": "ready", "none": 401, "wrong": 401}
+
+
+def test_the_subagent_replied_through_its_own_stream(results: dict[str, dict[str, Any]]) -> None:
+    assert results["subagents"]["detail"]["child"] == "Sunny all week."
+
+
+def test_the_model_saw_the_file_parts(results: dict[str, dict[str, Any]]) -> None:
+    detail = results["file_parts"]["detail"]
+    assert detail["parts"][1] == {"type": "file", "mediaType": "text/plain", "filename": "notes.txt", "size": 18}
+    assert "t.csv (text/csv, 8 bytes)" in detail["reply"]  # the test model describes the parts it got
