@@ -3,7 +3,8 @@
 Runs the crash harness of tests/crash for longer: S sessions, K kills at random moments (the
 client retries indeterminate sends with their idempotency key), then checks every invariant
 (no accepted message lost or duplicated, no started tool call run twice, identical event ids on
-reread, one terminal event per turn, at most four attempts per step). Prints the counters and
+reread, one terminal event per turn, at most four attempts per step, exactly one `action.result`
+for every requested call). Prints the counters and
 the recovery time (restart to listening, and to the first new event).
 
 Run: `.venv/bin/python bench/crash_soak.py [kills] [sessions]`

@@ -27,7 +27,7 @@ STATUS_STYLE = {
     "ended": "dim",
 }
 BLOCK_NOTE = {"streaming": " [cyan](streaming)[/]", "interrupted": " [yellow](interrupted)[/]"}
-CALL_STYLE = {"completed": "green", "failed": "red", "rejected": "yellow"}
+CALL_STYLE = {"completed": "green", "failed": "red", "rejected": "yellow", "abandoned": "yellow"}
 _LIMIT = 300
 
 

@@ -49,6 +49,7 @@ CLI_ALLOWED = frozenset(
         "eve_runtime.errors",
         "eve_runtime.diagnostics",
         "eve_runtime.routes",
+        "eve_runtime.redaction",
         "eve_runtime.client",
         "eve_runtime.models.ids",
         "eve_runtime.models.providers",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Annotated
 
 import typer
@@ -22,8 +23,12 @@ def info(
 
     compiled = compile_current_app()
     if as_json:
-        typer.echo(json.dumps(cli_info(compiled), indent=2))
+        typer.echo(json.dumps(cli_info(compiled), indent=2))  # cli_info masks secrets
     else:
-        render_info(compiled, out)
+        from eve_runtime.redaction import REDACTOR
+
+        with out.capture() as captured:  # rendered, then masked like the JSON (eve_runtime.redaction)
+            render_info(compiled, out)
+        sys.stdout.write(REDACTOR.text(captured.get()))
     if not compiled.ok:
         raise typer.Exit(1)

@@ -32,6 +32,9 @@ def _configure_logging(log_file: Path | None = None) -> None:
         logging.basicConfig(level=logging.WARNING, filename=log_file, format="%(asctime)s " + line, force=True)
     for name in ("eve", "eve_runtime"):
         logging.getLogger(name).setLevel(logging.INFO)
+    from eve_runtime.redaction import install_log_redaction
+
+    install_log_redaction()  # secrets never reach the log (eve_runtime.redaction)
 
 
 def _port(given: int | None, default: int) -> int:

@@ -196,6 +196,8 @@ class Feed:
         error = data.get("error") if isinstance(data.get("error"), dict) else None
         if status in ("failed", "rejected") or error is not None:
             message = (error or {}).get("message") or result.get("output") or status
+            if (error or {}).get("code") == "ACTION_ABANDONED":  # closed by recovery after a crash
+                return [f"{_INDENT}[yellow]↳ abandoned: {escape(one_line(message, 120))}[/]"]
             return [f"{_INDENT}[red]↳ {escape(str(status or 'failed'))}: {escape(one_line(message, 120))}[/]"]
         output = result.get("output")
         if isinstance(output, dict) and output.get("status") == "working" and output.get("taskId"):

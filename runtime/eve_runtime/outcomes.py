@@ -7,12 +7,23 @@ receipt. `eve_runtime.events.actions.ActionResult` puts one on the stream.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from eve_runtime.messages import ToolCall
+from eve_runtime.redaction import REDACTOR
 
-__all__ = ["OutcomeStatus", "ToolOutcome", "cancelled_outcome", "failed_outcome", "refused_outcome"]
+__all__ = [
+    "ABANDONED_CODE",
+    "ABANDONED_TEXT",
+    "OutcomeStatus",
+    "ToolOutcome",
+    "abandoned_outcome",
+    "cancelled_outcome",
+    "failed_outcome",
+    "redacted_outcome",
+    "refused_outcome",
+]
 
 OutcomeStatus = Literal["completed", "failed", "rejected", "cancelled"]
 
@@ -30,6 +41,19 @@ class ToolOutcome:
     error: dict[str, Any] | None = None
     is_error: bool = False
     error_name: str | None = None
+
+
+def redacted_outcome(outcome: ToolOutcome) -> ToolOutcome:
+    """The outcome with the process's secrets masked (`eve_runtime.redaction`): what the model and the stream get."""
+    if not REDACTOR.secrets():
+        return outcome
+    return replace(
+        outcome,
+        output=REDACTOR.value(outcome.output),
+        model_content=REDACTOR.text(outcome.model_content),
+        error=REDACTOR.value(outcome.error),
+        error_name=REDACTOR.text(outcome.error_name) if outcome.error_name is not None else None,
+    )
 
 
 def failed_outcome(call: ToolCall, code: str, message: str, *, name: str | None = None) -> ToolOutcome:
@@ -83,5 +107,31 @@ def cancelled_outcome(call: ToolCall) -> ToolOutcome:
         output=message,
         model_content=f"Cancelled: {message}",
         error={"code": "CANCELLED", "message": message},
+        is_error=True,
+    )
+
+
+ABANDONED_CODE = "ACTION_ABANDONED"
+"""The error code of a call closed by recovery: its start was durable, its result never was."""
+
+ABANDONED_TEXT = (
+    "This call was interrupted before its result was recorded, and it was not run again. It may or "
+    "may not have taken effect: check before calling the tool again if it is still needed."
+)
+"""What the model (and the stream) is told of such a call."""
+
+
+def abandoned_outcome(call: ToolCall) -> ToolOutcome:
+    """The outcome of a call an interrupted attempt left open: never run again, closed as abandoned.
+
+    On the v26 wire it is a `failed` result whose `error.code` is `ACTION_ABANDONED` (the stream's
+    `status` has no other value for it); clients show it as ended.
+    """
+    return ToolOutcome(
+        call=call,
+        status="failed",
+        output=ABANDONED_TEXT,
+        model_content=ABANDONED_TEXT,
+        error={"code": ABANDONED_CODE, "message": ABANDONED_TEXT},
         is_error=True,
     )

@@ -286,6 +286,10 @@ class Report:
     steps_over_attempts: int = 0
     events_after_end: int = 0
     tail_mismatches: int = 0
+    unclosed_calls: int = 0
+    """Calls whose start (`actions.requested`) is in the stream but no `action.result` is."""
+    multi_closed_calls: int = 0
+    """Calls with more than one `action.result`."""
     indeterminate: int = 0
     ledger_lines: int = 0
     rerun_steps: int = 0
@@ -323,6 +327,7 @@ def check(client: Client, sessions: list[str], ledger: Path) -> Report:
         received: Counter[str] = Counter()
         resolved: set[str] = set()
         requested_in: dict[str, int] = {}  # callId -> the step that requested it
+        closed: Counter[str] = Counter()  # callId -> its action.result events
         opened: tuple[str, int] | None = None  # the step just started, until its first event
         ended = False
         for event in events:
@@ -349,11 +354,15 @@ def check(client: Client, sessions: list[str], ledger: Path) -> Report:
                 received[event["meta"]["deliveryIds"][-1]] += 1
             elif kind == "input.resolved":
                 resolved.update(r["requestId"] for r in data["resolutions"])
+            elif kind == "action.result":
+                closed[data["result"]["callId"]] += 1
             elif kind == "actions.requested":
                 started_calls.update((session, a["callId"]) for a in data["actions"])
                 requested_in.update((a["callId"], data["stepIndex"]) for a in data["actions"])
             elif kind in ("session.completed", "session.failed"):
                 ended = True
+        report.unclosed_calls += sum(1 for c in requested_in if closed[c] == 0)
+        report.multi_closed_calls += sum(1 for n in closed.values() if n > 1)
         report.turns += len(turns)
         report.unterminated_turns += sum(1 for t in turns if terminals[t] == 0)
         report.multi_terminal_turns += sum(1 for t in turns if terminals[t] > 1)

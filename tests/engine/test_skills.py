@@ -274,7 +274,9 @@ async def test_a_recorded_load_is_recovered_after_a_crash(tmp_path: Path) -> Non
     await h.stop()
     recovered = {m.tool_call_id: m.content for m in script.requests[-1] if isinstance(m, ToolMessage)}
     assert recovered == {"s": TRIP, "b": ABANDONED_TEXT}
-    assert [r["result"]["kind"] for r in data(events, "action.result")] == ["load-skill-result"]  # not loaded again
+    results = data(events, "action.result")
+    assert [r["result"]["kind"] for r in results] == ["load-skill-result", "tool-result"]  # not loaded again
+    assert results[1]["result"]["callId"] == "b" and results[1]["error"]["code"] == "ACTION_ABANDONED"  # b is closed
     assert last_reply(events) == "done"
 
 
@@ -295,6 +297,8 @@ async def test_an_unrecorded_load_is_answered_again_from_the_skills(h: Harness) 
     assert [(c.id, c.name) for c in assistant.tool_calls] == [("s", "load_skill")]  # the tool, not the skill's name
     assert isinstance(answer, ToolMessage) and (answer.content, answer.is_error) == (RESEARCH_LOADED, False)
     assert recovered.next_step == 0 and recovered.interrupted
+    [closing] = recovered.closings  # the load's one closing event, written on recovery
+    assert closing.load_skill and closing.outcome.output == RESEARCH_LOADED
 
 
 # --- dynamic skills -----------------------------------------------------------------------------

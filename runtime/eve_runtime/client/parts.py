@@ -27,7 +27,9 @@ Event = dict[str, Any]
 """One stream event as decoded from its NDJSON line: `{"type", "data", "meta": {"id", "at", ...}}`."""
 
 BlockState = Literal["streaming", "completed", "interrupted"]
-ToolCallState = Literal["input-streaming", "input-available", "output-partial", "completed", "failed", "rejected"]
+ToolCallState = Literal[
+    "input-streaming", "input-available", "output-partial", "completed", "failed", "rejected", "abandoned"
+]
 
 
 @dataclass
@@ -109,7 +111,8 @@ class ToolCall:
 
     `input_text` accumulates the streamed input (`action.input.appended`); `input` is the validated
     input of `actions.requested`; `partial` the newest `action.partial` output; `output`, `error`
-    and the final `state` come from `action.result`. `approval` follows the call's approval
+    and the final `state` come from `action.result` (`abandoned` for a call a crash interrupted:
+    recovery closed it without running it again). `approval` follows the call's approval
     request, if it had one: `pending`, then the outcome of `input.resolved` (`approved`, ...).
     """
 

@@ -37,6 +37,7 @@ from eve_runtime.client.parts import (
     TurnError,
     Usage,
 )
+from eve_runtime.outcomes import ABANDONED_CODE
 
 __all__ = ["Conversation", "Status"]
 
@@ -268,6 +269,8 @@ class Conversation:
         status = data.get("status")
         call.state = status if status in ("failed", "rejected") else "completed"
         call.error = data["error"] if isinstance(data.get("error"), dict) else None
+        if call.error is not None and call.error.get("code") == ABANDONED_CODE:
+            call.state = "abandoned"
 
     def _input_requested(self, data: dict[str, Any]) -> None:
         for entry in data.get("requests") or []:

@@ -16,6 +16,9 @@ waits for it.
 
 An `observer` (the runtime's hook dispatcher) is told about every batch once it is durable; it
 is never told about events read back from the store.
+
+Every write is masked first (`eve_runtime.redaction`): a secret in an event, a history entry or
+a checkpoint never reaches the store, so neither the stream nor a hook ever sees it.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 from eve_runtime.events.catalog import DELTA_FIELDS, EventType, StreamEvent
 from eve_runtime.events.wire import event_line, now_iso
 from eve_runtime.ids import new_event_id
+from eve_runtime.redaction import REDACTOR
 from eve_runtime.store.base import Commit, EventRow, SessionHandoff, SessionStatus, Store
 
 __all__ = ["CheckpointFactory", "Emitter", "Observer"]
@@ -207,18 +211,20 @@ class Emitter:
         self._next_unassigned += len(batch)
         rows = []
         index = self._next_index
+        mask, mask_line = REDACTOR.text, REDACTOR.data
         for pending in batch:
             line = event_line(
                 pending.type, pending.data, event_id=new_event_id(), at=pending.at, delivery_ids=pending.delivery_ids
             )
-            rows.append(EventRow(index=index, type=pending.type, line=line))
+            rows.append(EventRow(index=index, type=pending.type, line=mask_line(line)))
             index += 1
+        checkpoint = attached.checkpoint
         await self.store.commit(
             self.session_id,
             Commit(
                 events=rows,
-                history=attached.history,
-                checkpoint=attached.checkpoint,
+                history=[mask(entry) for entry in attached.history],
+                checkpoint=mask(checkpoint) if checkpoint is not None else None,
                 consumed=attached.consumed,
                 status=status,
                 replace_history=replace_history,

@@ -8,12 +8,14 @@ turn's history is rebuilt without running anything again:
   results, exactly as it would have been checkpointed;
 - the interrupted step contributes its tool calls whose start (`actions.requested`) is durable,
   each answered with its recorded result when `action.result` made it to the log, or as
-  *abandoned* otherwise: such a call is never run again, and the model is told so;
+  *abandoned* otherwise: such a call is never run again, the model is told so, and the stream
+  gets the call's one closing `action.result` (`failed`, `error.code: "ACTION_ABANDONED"`), so
+  no call is left showing as running;
 - except a workflow tool's call (`@tool(workflow=True)`) without a result: it is *resumed*, its
   body run again with the journal its events hold (see `eve_runtime.engine.workflow`), first thing in
   the next step;
 - and a skill load (a `load-skill` action) without a result, which has no effect to fear: it is
-  answered again from the agent's skills;
+  answered again from the agent's skills (and its `load-skill-result` written then);
 - text the interrupted step streamed is dropped (streamed deltas stay on the stream).
 
 The turn then re-runs the interrupted step, with the same `turnId`, `stepIndex` and `sequence`.
@@ -30,9 +32,12 @@ from eve_runtime.checkpoint import CallRecord
 from eve_runtime.engine.ports import Session
 from eve_runtime.engine.skills import LOAD_SKILL, skill_outcome
 from eve_runtime.engine.workflow import journal_from_events
+from eve_runtime.events.actions import ActionResult
+from eve_runtime.events.catalog import StepAt
 from eve_runtime.events.usage import add_call, call_usage_of
 from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage
 from eve_runtime.models.base import Usage
+from eve_runtime.outcomes import ABANDONED_CODE, ABANDONED_TEXT, ToolOutcome, abandoned_outcome
 from eve_runtime.project.runtime_agent import RuntimeAgent
 from eve_runtime.tasks.delegation import working_tasks
 from eve_runtime.tasks.flow import recover_tasks
@@ -41,11 +46,6 @@ logger = logging.getLogger("eve.actor")
 
 __all__ = ["ABANDONED_TEXT", "RecoveredSteps", "recover_executed", "recover_steps", "recover_turn"]
 
-ABANDONED_TEXT = (
-    "This call was interrupted before its result was recorded, and it was not run again. It may or "
-    "may not have taken effect: check before calling the tool again if it is still needed."
-)
-
 
 @dataclass
 class _Step:
@@ -53,6 +53,8 @@ class _Step:
     completed: bool = False
     text: str | None = None
     calls: list[ToolCall] = field(default_factory=list)
+    at: dict[str, StepAt] = field(default_factory=dict)
+    """Where each call was requested (its closing event goes there)."""
     skill_loads: set[str] = field(default_factory=set)
     """The calls that were `load-skill` actions."""
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -76,6 +78,8 @@ class RecoveredSteps:
     """The last step completed with the turn's final reply: the turn only needs closing."""
     resume: list[CallRecord] = field(default_factory=list)
     """Workflow calls of the interrupted step to run again with their journals."""
+    closings: list[ActionResult] = field(default_factory=list)
+    """The closing `action.result` of each call that had none: abandoned calls and re-answered skill loads."""
 
 
 def _result_content(agent: RuntimeAgent, name: str, data: dict[str, Any]) -> tuple[str, bool]:
@@ -84,6 +88,8 @@ def _result_content(agent: RuntimeAgent, name: str, data: dict[str, Any]) -> tup
     status = data.get("status")
     if status == "rejected":
         return "Tool execution was denied.", True
+    if (data.get("error") or {}).get("code") == ABANDONED_CODE:  # closed by an earlier recovery
+        return ABANDONED_TEXT, True
     if result.get("isError") or status == "failed":
         label = result.get("errorName") or "Error"
         message = output if isinstance(output, str) else json.dumps(output, separators=(",", ":"))
@@ -110,6 +116,7 @@ def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]
                 loads = action.get("kind") == "load-skill"  # its `name` is the skill's, not the tool's
                 name = LOAD_SKILL if loads else action.get("toolName") or action.get("name", "")
                 step.calls.append(ToolCall(id=action["callId"], name=name, arguments=action.get("input", {})))
+                step.at[action["callId"]] = StepAt(data.get("sequence", 0), data["stepIndex"], turn_id)
                 if loads:
                     step.skill_loads.add(action["callId"])
         elif kind == "action.result":
@@ -122,6 +129,7 @@ def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]
     history: list[Message] = []
     usage: list[tuple[Usage, float | None]] = []
     resume: list[CallRecord] = []
+    closings: list[ActionResult] = []
     interrupted = False
     for index in sorted(steps):
         step = steps[index]
@@ -143,11 +151,11 @@ def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]
                 resume.append(CallRecord(id=call.id, name=call.name, arguments=call.arguments, journal=journal))
                 next_step = index + 1  # the step's model call is done: the next one starts with the resumed calls
                 continue
-            if recorded is None and call.id in step.skill_loads:
-                outcome = skill_outcome(agent, call)
+            if recorded is None:
+                loads = call.id in step.skill_loads
+                outcome = skill_outcome(agent, call) if loads else abandoned_outcome(call)
+                closings.append(ActionResult(step.at[call.id], outcome, load_skill=loads))
                 content, is_error = outcome.model_content, outcome.is_error
-            elif recorded is None:
-                content, is_error = ABANDONED_TEXT, True
             else:
                 content, is_error = _result_content(agent, call.name, recorded)
             history.append(ToolMessage(tool_call_id=call.id, name=call.name, content=content, is_error=is_error))
@@ -159,7 +167,13 @@ def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]
         and last.finish_reason not in (None, "tool-calls", "other")
     )
     return RecoveredSteps(
-        history=history, next_step=next_step, interrupted=interrupted, usage=usage, replied=replied, resume=resume
+        history=history,
+        next_step=next_step,
+        interrupted=interrupted,
+        usage=usage,
+        replied=replied,
+        resume=resume,
+        closings=closings,
     )
 
 
@@ -169,27 +183,31 @@ def _is_workflow(agent: RuntimeAgent, name: str) -> bool:
 
 
 def recover_executed(
-    agent: RuntimeAgent, calls: list[CallRecord], events: list[dict[str, Any]]
-) -> tuple[list[Message], list[CallRecord]]:
+    agent: RuntimeAgent, calls: list[CallRecord], events: list[dict[str, Any]], at: StepAt
+) -> tuple[list[Message], list[CallRecord], list[ActionResult]]:
     """Calls that may have run at the start of a step before a crash (approved or resumed ones).
 
-    Returns their recorded results (or abandoned), and the workflow calls to resume again with
-    their journals extended by what these events add.
+    Returns their recorded results (or abandoned), the workflow calls to resume again with
+    their journals extended by what these events add, and the closing events of the abandoned
+    ones (at `at`, the step that ran them).
     """
     results = {e["data"]["result"]["callId"]: e["data"] for e in events if e.get("type") == "action.result"}
     messages: list[Message] = []
     resume: list[CallRecord] = []
+    closings: list[ActionResult] = []
     for call in calls:
         recorded = results.get(call.id)
         if recorded is None and _is_workflow(agent, call.name):
             journal = [*(call.journal or []), *journal_from_events(call.id, events)]
             resume.append(call.model_copy(update={"journal": journal}))
         elif recorded is None:
+            outcome: ToolOutcome = abandoned_outcome(ToolCall(id=call.id, name=call.name, arguments=call.arguments))
+            closings.append(ActionResult(at, outcome))
             messages.append(ToolMessage(tool_call_id=call.id, name=call.name, content=ABANDONED_TEXT, is_error=True))
         else:
             content, is_error = _result_content(agent, call.name, recorded)
             messages.append(ToolMessage(tool_call_id=call.id, name=call.name, content=content, is_error=is_error))
-    return messages, resume
+    return messages, resume, closings
 
 
 async def recover_turn(session: Session) -> None:
@@ -200,10 +218,11 @@ async def recover_turn(session: Session) -> None:
     events = await session.events_after_checkpoint()
     executed: list[Message] = []
     resumed: list[CallRecord] = []
+    closings: list[ActionResult] = []
     if turn.execute and turn.execute_started:
         # Approved calls that may have started: never run again (recorded results kept),
         # except workflow tools, which resume from their journals.
-        executed, resumed = recover_executed(session.agent, turn.execute, events)
+        executed, resumed, closings = recover_executed(session.agent, turn.execute, events, StepAt.of(turn))
         turn.execute = resumed
         turn.execute_started = False
     if not events and not executed and not resumed:
@@ -211,6 +230,8 @@ async def recover_turn(session: Session) -> None:
     await recover_tasks(session, events)
     recovered = recover_steps(session.agent, turn.turn_id, events, turn.step_index)
     recovered.history[0:0] = executed
+    for closing in [*closings, *recovered.closings]:  # before anything that may end the turn
+        session.emit(closing)
     turn.execute.extend(recovered.resume)
     for usage, cost in recovered.usage:
         add_call(session.state.usage, usage, cost)

@@ -21,7 +21,7 @@ from eve_runtime.authoring.context import ToolContext
 from eve_runtime.authoring.schema import ToolInputError
 from eve_runtime.authoring.state import SessionValues, session_values
 from eve_runtime.messages import ToolCall
-from eve_runtime.outcomes import ToolOutcome, failed_outcome
+from eve_runtime.outcomes import ToolOutcome, failed_outcome, redacted_outcome
 from eve_runtime.project.runtime_agent import RuntimeTool
 
 __all__ = ["json_safe", "run_tool"]
@@ -65,7 +65,25 @@ async def run_tool(
     executor: Executor | None = None,
     values: SessionValues | None = None,
 ) -> ToolOutcome:
-    """Run one call to completion (cancellation propagates to the caller)."""
+    """Run one call to completion (cancellation propagates to the caller).
+
+    The outcome is masked (`eve_runtime.redaction`): a secret in a tool's output or error text
+    never reaches the model.
+    """
+    return redacted_outcome(
+        await _run_tool(tool, call, context, on_partial=on_partial, executor=executor, values=values)
+    )
+
+
+async def _run_tool(
+    tool: RuntimeTool | None,
+    call: ToolCall,
+    context: ToolContext,
+    *,
+    on_partial: PartialSink,
+    executor: Executor | None,
+    values: SessionValues | None,
+) -> ToolOutcome:
     if tool is None or tool.function is None or tool.schema is None:
         return failed_outcome(call, "UNKNOWN_TOOL", f"There is no tool named {call.name!r}.")
     if call.invalid_arguments is not None:

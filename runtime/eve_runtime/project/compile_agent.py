@@ -22,6 +22,7 @@ from eve_runtime.project.loader import ModuleLoader
 from eve_runtime.project.manifest import AgentManifest, CompositionEntry, ModelManifest, SourceInfo
 from eve_runtime.project.runtime_agent import RuntimeAgent
 from eve_runtime.project.sources import AgentSources
+from eve_runtime.redaction import REDACTOR
 
 __all__ = ["compile_agent"]
 
@@ -228,7 +229,8 @@ def _model_manifest(config: AgentConfig) -> ModelManifest:
     model = config.model
     reasoning = config.reasoning
     window = config.model_context_window_tokens
-    options = dict(config.model_options)
+    REDACTOR.remember_options(config.model_options)  # a provider error echoing one is masked too
+    options = REDACTOR.options(config.model_options)  # the manifest shows them masked; calls use the config's
     if isinstance(model, DynamicResolver):
         return ModelManifest(id=None, routing="dynamic", reasoning=reasoning, context_window_tokens=window)
     if model is not None and not isinstance(model, str):

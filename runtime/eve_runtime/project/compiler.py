@@ -27,6 +27,7 @@ from eve_runtime.project.manifest import Manifest
 from eve_runtime.project.paths import AppPaths
 from eve_runtime.project.runtime_agent import RuntimeAgent
 from eve_runtime.project.sources import SourceGraph
+from eve_runtime.redaction import REDACTOR
 
 __all__ = ["CompiledApp", "compile_app", "source_digest", "write_artifacts"]
 
@@ -142,7 +143,7 @@ def source_digest(agent_root: Path) -> str:
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
+    temporary.write_text(REDACTOR.text(text), encoding="utf-8")  # no secret in .eve/ (eve_runtime.redaction)
     os.replace(temporary, path)
 
 

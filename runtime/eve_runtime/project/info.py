@@ -28,6 +28,7 @@ from eve_runtime.project.compiler import CompiledApp
 from eve_runtime.project.compose_tools import framework_source
 from eve_runtime.project.manifest import AgentManifest, ChannelManifest, DynamicManifest, Manifest, SourceInfo
 from eve_runtime.project.sources import ROOT_NODE_ID
+from eve_runtime.redaction import REDACTOR
 from eve_runtime.routes import DEFAULT_ROUTES, MESSAGING
 from eve_runtime.sandbox import describe_backend
 
@@ -278,7 +279,7 @@ def agent_info(manifest: Manifest, *, mode: Mode) -> JSON:
         described["description"] = agent.description
     if agent.output_schema is not None:
         described["outputSchema"] = agent.output_schema
-    return {
+    info: JSON = {
         "kind": "eve-agent-info",
         "version": INFO_VERSION,
         "mode": mode,
@@ -333,6 +334,7 @@ def agent_info(manifest: Manifest, *, mode: Mode) -> JSON:
             "rootEntries": [],
         },
     }
+    return REDACTOR.value(info)  # no secret in `GET /eve/v1/info` or `eve info` (eve_runtime.redaction)
 
 
 def _cli_extras(info: JSON, agent: AgentManifest) -> None:
@@ -394,4 +396,4 @@ def cli_info(compiled: CompiledApp, *, now: float | None = None) -> JSON:
         "diagnostics": str(paths.diagnostics_file),
         "metadata": str(paths.compile_metadata_file),
     }
-    return base
+    return REDACTOR.value(base)

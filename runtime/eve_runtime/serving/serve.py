@@ -30,6 +30,7 @@ from starlette.applications import Starlette
 from eve_runtime.errors import CompileError, UserError
 from eve_runtime.project.compiler import CompiledApp, compile_app
 from eve_runtime.project.paths import load_env_files
+from eve_runtime.redaction import REDACTOR, install_log_redaction
 from eve_runtime.server.app import create_app
 from eve_runtime.server.auth import Authenticator, BearerTokenAuth, LoopbackAuth, is_loopback_host, token_problem
 from eve_runtime.server.stream import StreamOptions
@@ -350,6 +351,8 @@ def serve(
         CompileError: The project has error diagnostics.
     """
     load_env_files(app_root)
+    REDACTOR.refresh()  # the secrets of `.env` too: masked in the store, the stream and the logs
+    install_log_redaction()
     if world not in WORLDS:
         raise ServeError(f"Unknown world {world!r}: choose 'local' or 'postgres'.")
     if mode == "production" and (problem := token_problem(os.environ.get("EVE_AUTH_TOKEN"))):

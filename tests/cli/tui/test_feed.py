@@ -138,3 +138,17 @@ def test_duplicates_print_nothing() -> None:
     feed = Feed(Conversation())
     once = event("message.completed", message="x", finishReason="stop")
     assert feed.push(once) and feed.push(once) == []
+
+
+def test_a_call_closed_by_recovery_prints_as_abandoned() -> None:
+    message = "This call was interrupted before its result was recorded, and it was not run again."
+    _feed, printed = feed_of(
+        event("actions.requested", actions=[{"callId": "c1", "toolName": "slow", "input": {}}]),
+        event(
+            "action.result",
+            status="failed",
+            error={"code": "ACTION_ABANDONED", "message": message},
+            result={"callId": "c1", "toolName": "slow", "output": message, "isError": True},
+        ),
+    )
+    assert printed == ["▸ slow {}", f"  ↳ abandoned: {message}"]
