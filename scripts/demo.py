@@ -34,7 +34,7 @@ import httpx
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / ".eve" / "demo"
-TOKEN = "demo-token"
+TOKEN = "demo-token-0123456789abcdef"
 EVE = [str(Path(sys.executable).with_name("eve"))]
 
 

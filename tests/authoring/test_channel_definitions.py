@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from starlette.datastructures import Headers
 
 from eve_runtime import DefinitionError
 from eve_runtime.authoring.channels import (
@@ -63,8 +64,9 @@ def test_eve_channel_and_disable_channel() -> None:
 
 
 class _Request:
-    def __init__(self, headers: dict[str, str]) -> None:
-        self.headers = headers
+    def __init__(self, headers: dict[str, str] | list[tuple[bytes, bytes]]) -> None:
+        raw = headers if isinstance(headers, list) else [(k.encode(), v.encode()) for k, v in headers.items()]
+        self.headers = Headers(raw=raw)
 
 
 def test_bearer_token_skips_without_a_bearer_and_refuses_a_wrong_one(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -80,6 +82,10 @@ def test_bearer_token_skips_without_a_bearer_and_refuses_a_wrong_one(monkeypatch
         check(_Request({"authorization": "Bearer wrong"}))
     with pytest.raises(AuthError):
         check(_Request({"authorization": "Basic right"}))
+    for pair in (["Bearer right", "Bearer wrong"], ["Bearer wrong", "Bearer right"]):
+        with pytest.raises(AuthError) as refused:
+            check(_Request([(b"authorization", value.encode()) for value in pair]))
+        assert (refused.value.status, refused.value.code) == (400, "duplicate_authorization")
 
 
 def test_state_metadata_and_deliver_are_checked() -> None:

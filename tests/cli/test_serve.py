@@ -213,6 +213,41 @@ def test_the_postgres_world_without_a_database_url_exits_1(app: Path, args: list
 
 
 @pytest.mark.parametrize(
+    ("token", "env_file", "fragment"),
+    [
+        ("x", False, "too short: 1 characters"),
+        ("0123456789abcde", False, "too short: 15 characters"),
+        (" " + "a" * 32, False, "whitespace"),
+        ("a" * 32 + "\n", True, "whitespace"),
+        ("\t" * 20, False, "whitespace"),
+    ],
+    ids=["one character", "fifteen", "leading space", "trailing newline in .env", "only tabs"],
+)
+def test_start_refuses_a_weak_or_padded_token(app: Path, token: str, env_file: bool, fragment: str) -> None:
+    env: dict[str, str] = {}
+    if env_file:
+        (app / ".env").write_text(f'EVE_AUTH_TOKEN="{token}"\n')
+    else:
+        env["EVE_AUTH_TOKEN"] = token
+    result = _eve(app, "start", "--port", "0", env=env)
+    message = " ".join(result.stderr.split())
+    assert result.returncode == 1, result.stderr
+    assert fragment in message and "openssl rand -hex 16" in message
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    if len(token.strip()) >= 8:
+        assert token.strip() not in result.stderr  # the token itself is never shown
+    assert not (app / ".eve" / "workflow-data").exists()  # refused before the store was opened
+
+
+def test_dev_accepts_any_token(app: Path) -> None:
+    """`eve dev` does not use the token (loopback only), so a short one is no reason to refuse."""
+    with serving(app, "dev", "--no-ui", env={"EVE_AUTH_TOKEN": "x"}) as server:
+        assert httpx.get(f"{server.url}/eve/v1/health", timeout=10).status_code == 200
+        server.stop()
+    assert server.returncode == 0
+
+
+@pytest.mark.parametrize(
     ("args", "env"),
     [
         (["start", "--world", "nope"], {}),

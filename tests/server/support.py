@@ -23,6 +23,7 @@ from eve_runtime.project.runtime_agent import RuntimeAgent
 from eve_runtime.server.app import create_app
 from eve_runtime.server.auth import Authenticator, LoopbackAuth
 from eve_runtime.server.stream import StreamOptions
+from eve_runtime.serving.http_limits import HttpLimits
 from eve_runtime.serving.serve import run_app
 from eve_runtime.sessions.runtime import Runtime, RuntimeOptions
 from eve_runtime.store.base import Store
@@ -142,6 +143,7 @@ class LiveServer:
     auth: Authenticator | None = None
     stream_options: StreamOptions | None = None
     store: Store = field(default_factory=MemoryStore)
+    limits: HttpLimits | None = None
     port: int = 0
     app: Starlette | None = None
     _loop: asyncio.AbstractEventLoop | None = None
@@ -213,7 +215,13 @@ class LiveServer:
 
         try:
             await run_app(
-                self.app, sock, on_listening=listening, stop=self._stop, handle_signals=False, graceful_timeout=2
+                self.app,
+                sock,
+                on_listening=listening,
+                stop=self._stop,
+                handle_signals=False,
+                graceful_timeout=2,
+                limits=self.limits,
             )
         finally:
             await runtime.stop(2.0)

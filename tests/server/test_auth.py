@@ -178,6 +178,27 @@ def test_start_accepts_the_token(start: Harness, method: str, path: str, scheme:
     assert TOKEN not in response.text and TOKEN not in str(response.headers)
 
 
+@pytest.mark.parametrize(("method", "path"), GUARDED)
+@pytest.mark.parametrize(
+    "values",
+    [[f"Bearer {TOKEN}", "Bearer wrong"], ["Bearer wrong", f"Bearer {TOKEN}"], [f"Bearer {TOKEN}"] * 2, ["", ""]],
+    ids=["right first", "right last", "the same twice", "both empty"],
+)
+def test_start_refuses_two_authorization_headers(start: Harness, method: str, path: str, values: list[str]) -> None:
+    response = start.client.request(method, path, headers=[(b"authorization", v.encode()) for v in values])
+    assert response.status_code == 400, response.text
+    body = response.json()
+    assert (body["ok"], body["code"]) == (False, "duplicate_authorization")
+    assert "more than one Authorization header" in body["error"]
+    assert TOKEN not in response.text
+
+
+@pytest.mark.parametrize(("method", "path"), GUARDED)
+def test_dev_refuses_two_authorization_headers(dev: Harness, method: str, path: str) -> None:
+    response = dev.client.request(method, path, headers=[(b"authorization", b"Bearer a")] * 2)
+    assert (response.status_code, response.json()["code"]) == (400, "duplicate_authorization")
+
+
 def test_start_info_reports_production(start: Harness) -> None:
     info = start.client.get("/eve/v1/info", headers={"authorization": f"Bearer {TOKEN}"}).json()
     assert (info["mode"], info["capabilities"]["devRoutes"]) == ("production", False)

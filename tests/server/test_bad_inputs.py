@@ -8,7 +8,10 @@ store's data directory.
 from __future__ import annotations
 
 import json
+import logging
 import os
+import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,10 +22,11 @@ import pytest
 from eve_runtime.project.compiler import CompiledApp
 from eve_runtime.server.app import create_app
 from eve_runtime.server.auth import LoopbackAuth
+from eve_runtime.serving.http_limits import HttpLimits
 from eve_runtime.sessions.runtime import Runtime
 from eve_runtime.store.memory import MemoryStore
 from eve_runtime.store.sqlite import SqliteStore
-from tests.server.support import Harness, harness
+from tests.server.support import Harness, LiveServer, harness
 
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "eve-golden" / "k_bad_inputs.json"
 """eve's recorded answers, in the shared folder beside the repository (the test is skipped without it)."""
@@ -351,6 +355,23 @@ CASES: list[tuple[str, str, str, Any, int, str]] = [
         (f"startIndex={value}", "GET", f"/eve/v1/session/{S}/stream?follow=false&startIndex={value}", None, 200, "")
         for value in ["-0", "0", str(2**63), str(-(2**63)), "9" * 50, "-" + "9" * 5000, "007"]
     ],
+    # flags
+    *[
+        # bounded by includeTailIndex (or follow=false), so a lax parser answers 200 rather than hanging
+        (f"{flag}={value}", "GET", f"/eve/v1/session/{S}/stream?{bound}&{flag}={value}", None, 400, fragment)
+        for flag, value, bound, fragment in [
+            ("follow", "maybe", "includeTailIndex=1", "Expected 'follow' to be 'true' or 'false'"),
+            ("follow", "2", "includeTailIndex=1", "'follow'"),
+            ("includeTailIndex", "maybe", "follow=false", "'includeTailIndex'"),
+            ("streamControlVersion", "99", "follow=false", "Expected 'streamControlVersion' to be 1"),
+            ("streamControlVersion", "2", "follow=false", "streamControlVersion"),
+            ("streamControlVersion", "v1", "follow=false", "streamControlVersion"),
+        ]
+    ],
+    *[
+        (f"flag {query}", "GET", f"/eve/v1/session/{S}/stream?{query}", None, 200, "")
+        for query in ["follow=FALSE", "follow=0", "follow=no&includeTailIndex=yes", "includeTailIndex=1&follow=False"]
+    ],
     ("text/plain body", "POST", "/eve/v1/session", b'{"message": "x"}', 202, ""),
     (
         "NUL inside a message",
@@ -370,6 +391,7 @@ def test_hostile_inputs(
     app_root: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
     label: str,
     method: str,
     path: str,
@@ -388,6 +410,10 @@ def test_hostile_inputs(
     assert response.status_code == status, response.text
     if status >= 400:
         assert fragment in response.json()["error"]
+    failures = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not failures, f"{label}: logged {[r.getMessage() for r in failures]}"
+    if label.startswith("startIndex=") and label[len("startIndex=") :] in (str(2**63), "9" * 50):
+        assert response.content == b"\n"  # past the tail: nothing to send
     for folder in watched:
         appeared = _files(folder) - before[folder]
         outside = {p for p in appeared if not p.is_relative_to(root / "data")}
@@ -486,3 +512,186 @@ async def test_a_slow_body_times_out(compiled_app: CompiledApp) -> None:
     status, body = await _call(app, receive, [(b"content-length", b"100")])
     assert status == 408
     assert json.loads(body)["code"] == "body_timeout"
+
+
+# -- the protocol level, over a raw socket to a real uvicorn ---------------------------------------
+
+LIMITS = HttpLimits(keep_alive_timeout=0.4, header_timeout=0.8, max_header_bytes=4096, max_headers=30)
+HEAD = b"POST /eve/v1/session HTTP/1.1\r\nhost: 127.0.0.1\r\n"
+GET = b"GET /eve/v1/health HTTP/1.1\r\nhost: 127.0.0.1\r\n"
+RAW_CASES: list[tuple[str, list[bytes], int, str, str]] = [
+    # label, what is sent (pieces, a short pause between them), status, code, error fragment
+    ("garbage request line", [b"GARBAGE\r\n\r\n"], 400, "bad_request", "illegal request line"),
+    ("binary request line", [b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n"], 400, "bad_request", "Invalid"),
+    ("no Host header", [b"GET /eve/v1/health HTTP/1.1\r\n\r\n"], 400, "bad_request", "Host"),
+    ("bad Content-Length", [HEAD + b"content-length: abc\r\n\r\n"], 400, "bad_request", "Content-Length"),
+    ("negative Content-Length", [HEAD + b"content-length: -1\r\n\r\n"], 400, "bad_request", "Content-Length"),
+    (
+        "two Content-Lengths",
+        [HEAD + b"content-length: 1\r\ncontent-length: 2\r\n\r\nx"],
+        400,
+        "bad_request",
+        "Content-Length",
+    ),
+    (
+        "Content-Length and chunked",
+        [HEAD + b"content-length: 3\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n"],
+        400,
+        "bad_request",
+        "Transfer-Encoding and Content-Length",
+    ),
+    ("unknown coding", [HEAD + b"transfer-encoding: gzip\r\n\r\n"], 400, "bad_request", "Transfer-Encoding"),
+    ("bad chunk size", [HEAD + b"transfer-encoding: chunked\r\n\r\n", b"ZZ\r\nxx\r\n"], 400, "bad_request", "chunk"),
+    (
+        "bad chunk end",
+        [HEAD + b"transfer-encoding: chunked\r\n\r\n", b"2\r\nabcdef\r\n0\r\n\r\n"],
+        400,
+        "bad_request",
+        "Invalid",
+    ),
+    ("bad header line", [GET + b"no colon here\r\n\r\n"], 400, "bad_request", "header"),
+    ("header too large, at once", [GET + b"x-big: " + b"a" * 5000 + b"\r\n\r\n"], 431, "headers_too_large", "4096"),
+    ("header too large, in pieces", [GET + b"x-big: " + b"a" * 3000, b"a" * 3000], 431, "headers_too_large", ""),
+    (
+        "too many headers",
+        [GET + b"".join(b"x-h%d: 1\r\n" % i for i in range(31)) + b"\r\n"],
+        431,
+        "headers_too_large",
+        "more than 30 header fields",
+    ),
+    ("headers too slow", [GET + b"x-slow: 1\r\n"], 408, "header_timeout", "did not arrive within 0.8 s"),
+]
+
+
+@pytest.fixture(scope="module")
+def raw_server(compiled_app: CompiledApp) -> Iterator[LiveServer]:
+    assert compiled_app.root is not None
+    with LiveServer(compiled_app.root, compiled_app.manifest, limits=LIMITS) as server:
+        yield server
+
+
+def _read_all(sock: socket.socket, timeout: float) -> tuple[bytes, float]:
+    """Everything the server sends until it closes; and when it closed (monotonic)."""
+    sock.settimeout(timeout)
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data, time.monotonic()
+
+
+def _read_response(sock: socket.socket) -> bytes:
+    """One response with a `content-length`, read in full (the connection stays open)."""
+    sock.settimeout(5)
+    data = b""
+    while b"\r\n\r\n" not in data or len(data) < data.index(b"\r\n\r\n") + 4 + int(
+        _parse(data)[1].get("content-length", "0")
+    ):
+        chunk = sock.recv(65536)
+        assert chunk, f"closed after {data!r}"
+        data += chunk
+    return data
+
+
+def _parse(raw: bytes) -> tuple[int, dict[str, str], bytes]:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {name.strip().lower(): value.strip() for name, _, value in (line.partition(":") for line in lines)}
+    return int(status_line.split()[1]), headers, body
+
+
+@pytest.mark.parametrize(("label", "pieces", "status", "code", "fragment"), RAW_CASES, ids=[c[0] for c in RAW_CASES])
+def test_protocol_errors(
+    raw_server: LiveServer,
+    caplog: pytest.LogCaptureFixture,
+    label: str,
+    pieces: list[bytes],
+    status: int,
+    code: str,
+    fragment: str,
+) -> None:
+    with socket.create_connection(("127.0.0.1", raw_server.port), timeout=5) as sock:
+        for piece in pieces:
+            sock.sendall(piece)
+            time.sleep(0.05)
+        raw, _closed = _read_all(sock, 5)
+    answer, headers, body = _parse(raw)
+    assert (answer, headers["content-type"], headers["connection"]) == (status, "application/json", "close"), raw
+    assert int(headers["content-length"]) == len(body)
+    error = json.loads(body)
+    assert (error["ok"], error["code"]) == (False, code) and fragment in error["error"], error
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+def test_idle_connections_are_closed(raw_server: LiveServer) -> None:
+    """Silent from the start, or after a response: closed after the keep-alive timeout, without an answer."""
+    sockets = [socket.create_connection(("127.0.0.1", raw_server.port), timeout=5) for _ in range(20)]
+    used = socket.create_connection(("127.0.0.1", raw_server.port), timeout=5)
+    try:
+        opened = time.monotonic()
+        used.sendall(GET + b"\r\n")
+        first = _read_response(used)
+        assert first.startswith(b"HTTP/1.1 200"), first
+        answered = time.monotonic()
+        for sock in sockets:
+            rest, closed = _read_all(sock, 5)
+            assert rest == b""
+            assert LIMITS.keep_alive_timeout - 0.1 <= closed - opened < LIMITS.keep_alive_timeout + 2
+        rest, closed = _read_all(used, 5)
+        assert rest == b""  # the response was complete: nothing more, just the close
+        assert LIMITS.keep_alive_timeout - 0.1 <= closed - answered < LIMITS.keep_alive_timeout + 2
+    finally:
+        for sock in [*sockets, used]:
+            sock.close()
+
+
+def test_an_unread_body_cannot_hold_the_connection(raw_server: LiveServer) -> None:
+    """Answered 413 before its body was read, a client trickling that body is cut off at the header deadline."""
+    with socket.create_connection(("127.0.0.1", raw_server.port), timeout=5) as sock:
+        sock.sendall(HEAD + b"content-length: 5000000\r\n\r\n")
+        assert _read_response(sock).startswith(b"HTTP/1.1 413")
+        answered = time.monotonic()
+        sock.setblocking(False)
+        closed = None
+        while closed is None and time.monotonic() - answered < 5:
+            try:
+                sock.sendall(b"x" * 10)
+                if sock.recv(100) == b"":
+                    closed = time.monotonic()
+            except BlockingIOError:
+                pass
+            except OSError:  # reset: closed
+                closed = time.monotonic()
+            time.sleep(0.05)
+        assert closed is not None, "the connection stayed open"
+        assert closed - answered < LIMITS.header_timeout + 1
+
+
+def test_a_connection_in_use_is_kept(raw_server: LiveServer) -> None:
+    """Requests sent inside the deadlines keep a connection alive past them."""
+    with socket.create_connection(("127.0.0.1", raw_server.port), timeout=5) as sock:
+        for _ in range(4):
+            time.sleep(LIMITS.keep_alive_timeout / 2)
+            sock.sendall(GET + b"\r\n")
+            answer = _read_response(sock)
+            assert answer.startswith(b"HTTP/1.1 200"), answer
+
+
+def test_limits_from_the_environment() -> None:
+    limits = HttpLimits.from_env(
+        {
+            "EVE_HTTP_KEEP_ALIVE_TIMEOUT": "0.5",
+            "EVE_HTTP_HEADER_TIMEOUT": " 2 ",
+            "EVE_HTTP_MAX_HEADER_BYTES": "8192",
+            "EVE_HTTP_MAX_HEADERS": "",
+        }
+    )
+    assert limits == HttpLimits(keep_alive_timeout=0.5, header_timeout=2.0, max_header_bytes=8192)
+    for variable, value in [
+        ("EVE_HTTP_KEEP_ALIVE_TIMEOUT", "0"),
+        ("EVE_HTTP_HEADER_TIMEOUT", "soon"),
+        ("EVE_HTTP_HEADER_TIMEOUT", "inf"),
+        ("EVE_HTTP_MAX_HEADERS", "1.5"),
+        ("EVE_HTTP_MAX_HEADER_BYTES", "-1"),
+    ]:
+        with pytest.raises(ValueError, match=variable):
+            HttpLimits.from_env({variable: value})

@@ -151,6 +151,30 @@ def test_the_template_channel_needs_the_token_under_eve_start(
         assert accepted.status_code == 202, accepted.text
 
 
+@pytest.mark.parametrize(
+    "tokens", [["s3cret", "nope"], ["nope", "s3cret"], ["s3cret"] * 2], ids=["right first", "wrong first", "twice"]
+)
+def test_two_authorization_headers_are_refused_on_channel_routes(
+    agent: RuntimeAgent, manifest: Manifest, monkeypatch: pytest.MonkeyPatch, tokens: list[str]
+) -> None:
+    """Not the first one, not the last one: 400, as on `/eve/v1` (one parser for both)."""
+    monkeypatch.setenv("EVE_AUTH_TOKEN", "s3cret")
+    headers = [(b"authorization", f"Bearer {token}".encode()) for token in tokens]
+    with harness(agent, manifest, mode="production", auth=BearerTokenAuth("s3cret")) as prod:
+        for method, path in [("POST", MESSAGES), ("GET", f"/webhook/threads/{thread()}/replies")]:
+            response = prod.client.request(method, path, json={"thread": thread(), "text": "hi"}, headers=headers)
+            assert response.status_code == 400, response.text
+            assert response.json()["code"] == "duplicate_authorization"
+            assert "s3cret" not in response.text
+
+
+def test_two_authorization_headers_are_refused_under_eve_dev_too(api: Harness) -> None:
+    headers = [(b"authorization", b"Bearer a"), (b"authorization", b"Bearer b")]
+    response = api.client.post(MESSAGES, json={"thread": thread(), "text": "hi"}, headers=headers)
+    assert (response.status_code, response.json()["code"]) == (400, "duplicate_authorization")
+    assert api.client.post(MESSAGES, json={"thread": thread(), "text": "hi"}).status_code == 202
+
+
 def _bearer(token: str) -> dict[str, str]:
     return {"authorization": f"Bearer {token}"}
 

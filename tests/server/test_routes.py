@@ -300,12 +300,12 @@ def test_a_store_failure_mid_stream_ends_the_response(
 def test_the_last_line_of_defence(compiled_app: Any, caplog: pytest.LogCaptureFixture) -> None:
     from starlette.testclient import TestClient
 
-    from eve_runtime.server.app import _CatchAll
+    from eve_runtime.server.responses import CatchAll
 
     async def exploding(scope: Any, receive: Any, send: Any) -> None:
         raise ValueError("boom")
 
-    response = TestClient(_CatchAll(exploding)).get("/anything")  # no lifespan: only the request
+    response = TestClient(CatchAll(exploding)).get("/anything")  # no lifespan: only the request
     assert response.status_code == 500
     assert response.json()["code"] == "internal_error"
     assert response.json()["errorId"] in caplog.text

@@ -16,7 +16,8 @@ import pytest
 
 from eve_runtime.project.manifest import Manifest
 from eve_runtime.project.runtime_agent import RuntimeAgent
-from eve_runtime.server.stream import StreamOptions, parse_stream_query
+from eve_runtime.server.responses import ApiError
+from eve_runtime.server.stream import StreamOptions, StreamQuery, parse_stream_query
 from tests.server.support import Harness, LiveServer, parse_ndjson
 
 STREAM_HEADERS = {
@@ -107,7 +108,13 @@ def test_query_parsing() -> None:
     assert parse_stream_query({"includeTailIndex": "yes"}).include_tail_index is True
     assert parse_stream_query({"includeTailIndex": "0"}).include_tail_index is False
     assert parse_stream_query({"streamControlVersion": "1"}).leases is True
-    assert parse_stream_query({"streamControlVersion": "2"}).leases is False
+    assert parse_stream_query({"streamControlVersion": ""}).leases is False
+    assert parse_stream_query({"follow": "", "includeTailIndex": ""}) == StreamQuery()
+    assert parse_stream_query({"follow": "TRUE", "includeTailIndex": "No"}) == StreamQuery()
+    for bad in ({"streamControlVersion": "2"}, {"follow": "maybe"}, {"includeTailIndex": "on"}):
+        with pytest.raises(ApiError) as refused:
+            parse_stream_query(bad)
+        assert (refused.value.status, refused.value.code) == (400, "invalid_query")
     assert parse_stream_query({"startIndex": "-0"}).start_index == 0
     assert parse_stream_query({"startIndex": "0042"}).start_index == 42
     assert parse_stream_query({"startIndex": "-" + "9" * 100}).start_index == -(10**30)

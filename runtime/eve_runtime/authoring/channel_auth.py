@@ -13,17 +13,19 @@ Helpers:
   under `eve start`. A request header cannot switch it on.
 - [`bearer_token`][eve_runtime.authoring.channel_auth.bearer_token]: `Authorization: Bearer <token>`,
   compared in constant time; the token comes from an environment variable (`EVE_AUTH_TOKEN` by
-  default) read at request time, or is given.
+  default) read at request time, or is given. Two `Authorization` headers are refused (400
+  `duplicate_authorization`), as on every channel route and `/eve/v1` route.
 - [`allow_anonymous`][eve_runtime.authoring.channel_auth.allow_anonymous]: admits everyone (eve's `none()`).
 """
 
 from __future__ import annotations
 
-import hmac
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from eve_runtime.authoring.authorization import DuplicateAuthorization, bearer_matches, read_authorization
 
 __all__ = [
     "AuthError",
@@ -87,13 +89,13 @@ def bearer_token(token: str | None = None, *, env: str = "EVE_AUTH_TOKEN") -> Au
 
     def check(request: Any) -> Principal | None:
         expected = token if token is not None else os.environ.get(env) or None
-        header = request.headers.get("authorization")
-        if expected is None or header is None:
+        try:
+            credentials = read_authorization(request.headers.raw)
+        except DuplicateAuthorization as exc:
+            raise AuthError(str(exc), status=400, code="duplicate_authorization") from None
+        if expected is None or credentials is None:
             return None
-        scheme, _, credentials = header.strip().partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(
-            credentials.strip().encode("utf-8"), expected.encode("utf-8")
-        ):
+        if not bearer_matches(credentials, expected.encode("utf-8")):
             raise AuthError("Invalid bearer token.")
         return Principal("token", "service", "bearer")
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
@@ -23,7 +22,6 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.ids import is_session_id
@@ -46,9 +44,11 @@ from eve_runtime.server.dev import BuildStatus, fire_schedule, list_sessions
 from eve_runtime.server.openapi import openapi_document
 from eve_runtime.server.responses import (
     ApiError,
+    CatchAll,
     dump_json,
     error_response,
     http_error,
+    internal_error,
     json_response,
     store_unavailable,
 )
@@ -76,12 +76,6 @@ def _stranded(exc: SessionStranded) -> ApiError:
 
 def _not_active() -> ApiError:
     return ApiError(409, "The session is no longer active.", "session_not_active")
-
-
-def _internal_error(message: str) -> Response:
-    error_id = uuid.uuid4().hex
-    logger.exception("%s (errorId %s)", message, error_id)
-    return json_response({"ok": False, "error": message, "code": "internal_error", "errorId": error_id}, 500)
 
 
 class _Api:
@@ -126,7 +120,7 @@ class _Api:
                 logger.warning("%s %s: the store is unavailable: %s", request.method, request.url.path[:200], exc)
                 return error_response(store_unavailable(exc))
             except Exception:  # answered as a 500 with an errorId, and logged
-                return _internal_error(failure)
+                return internal_error(failure)
 
         return run
 
@@ -316,36 +310,6 @@ class _Api:
         return routes
 
 
-class _CatchAll:
-    """The last line: an exception that escaped everything else becomes a logged 500 JSON answer."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = False
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, receive, tracking_send)
-        except StoreUnavailable as exc:
-            logger.warning("the store is unavailable: %s", exc)
-            if not started:
-                await error_response(store_unavailable(exc))(scope, receive, send)
-        except Exception:  # everything else: a logged 500
-            response = _internal_error("Internal server error.")
-            if not started:
-                await response(scope, receive, send)
-
-
 def create_app(
     runtime: Runtime,
     manifest: Manifest,
@@ -391,7 +355,7 @@ def create_app(
     )
     app = Starlette(
         routes=api.routes(),
-        middleware=[Middleware(_CatchAll), Middleware(ChannelRouter, runtime=runtime, max_body_bytes=max_body_bytes)],
+        middleware=[Middleware(CatchAll), Middleware(ChannelRouter, runtime=runtime, max_body_bytes=max_body_bytes)],
         exception_handlers={HTTPException: http_error},
     )
     api.build = BuildStatus(generation=generation)

@@ -10,13 +10,16 @@
   with `www-authenticate: Bearer`; with no token configured at all, every guarded route is 401
   with a message that says how to configure one. The token never appears in a response or a log.
 
+Two `Authorization` headers are 400 `duplicate_authorization` on every guarded route, whichever
+authenticator decides (`duplicate_authorization`; the one parser is
+`eve_runtime.authoring.authorization`, shared with channel routes).
+
 Request headers such as `X-Forwarded-For` never change a decision (uvicorn runs without proxy
 headers, so the peer address is the socket's).
 """
 
 from __future__ import annotations
 
-import hmac
 import ipaddress
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -24,7 +27,22 @@ from urllib.parse import urlsplit
 
 from starlette.types import Scope
 
-__all__ = ["Authenticator", "AuthFailure", "BearerTokenAuth", "LoopbackAuth", "is_loopback_host"]
+from eve_runtime.authoring.authorization import (
+    DUPLICATE_AUTHORIZATION,
+    DuplicateAuthorization,
+    bearer_matches,
+    read_authorization,
+)
+
+__all__ = [
+    "Authenticator",
+    "AuthFailure",
+    "BearerTokenAuth",
+    "LoopbackAuth",
+    "duplicate_authorization",
+    "is_loopback_host",
+    "token_problem",
+]
 
 LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 TEST_CLIENT_HOST = "testclient"
@@ -49,6 +67,15 @@ class Authenticator(Protocol):
     def check(self, scope: Scope) -> AuthFailure | None:
         """None when the request may proceed, else why not."""
         ...
+
+
+def duplicate_authorization(scope: Scope) -> AuthFailure | None:
+    """400 `duplicate_authorization` when the request has more than one `Authorization` header."""
+    try:
+        read_authorization(scope.get("headers", ()))
+    except DuplicateAuthorization:
+        return AuthFailure(400, DUPLICATE_AUTHORIZATION, "duplicate_authorization")
+    return None
 
 
 def is_loopback_host(host: str) -> bool:
@@ -156,6 +183,27 @@ NO_TOKEN_CONFIGURED = (
 BAD_TOKEN = "Missing or invalid credentials: send 'Authorization: Bearer <EVE_AUTH_TOKEN>'."
 
 
+MIN_TOKEN_LENGTH = 16
+MAKE_TOKEN = "Make one with 'openssl rand -hex 16' and set it in the environment or the app's .env."
+
+
+def token_problem(token: str | None) -> str | None:
+    """Why `eve start` refuses an `EVE_AUTH_TOKEN` (None: it is fine, or unset). Never shows the token."""
+    if not token:
+        return None
+    if token != token.strip():
+        return (
+            "EVE_AUTH_TOKEN starts or ends with whitespace (a space, a tab or a line break), so no client's "
+            f"'Authorization: Bearer' header could ever match it. Remove it. {MAKE_TOKEN}"
+        )
+    if len(token) < MIN_TOKEN_LENGTH:
+        return (
+            f"EVE_AUTH_TOKEN is too short: {len(token)} characters, and eve start needs at least "
+            f"{MIN_TOKEN_LENGTH}. {MAKE_TOKEN}"
+        )
+    return None
+
+
 class BearerTokenAuth:
     """`eve start`: `Authorization: Bearer <token>`, compared in constant time.
 
@@ -176,9 +224,10 @@ class BearerTokenAuth:
         challenge = {"www-authenticate": "Bearer"}
         if self._expected is None:
             return AuthFailure(401, NO_TOKEN_CONFIGURED, "auth_not_configured", challenge)
-        values = _header(scope, b"authorization")
-        if len(values) == 1:
-            scheme, _, credentials = values[0].strip().partition(b" ")
-            if scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), self._expected):
-                return None
+        try:
+            credentials = read_authorization(scope.get("headers", ()))
+        except DuplicateAuthorization:
+            return AuthFailure(400, DUPLICATE_AUTHORIZATION, "duplicate_authorization")
+        if bearer_matches(credentials, self._expected):
+            return None
         return AuthFailure(401, BAD_TOKEN, "unauthorized", challenge)

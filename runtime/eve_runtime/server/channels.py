@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from eve_runtime.authoring.channel_auth import AuthError, AuthFn, Principal
 from eve_runtime.authoring.channels import Channel, ChannelRoute, InvalidAddress, is_eve_path
-from eve_runtime.server.auth import Authenticator, AuthFailure
+from eve_runtime.server.auth import Authenticator, AuthFailure, duplicate_authorization
 from eve_runtime.server.responses import ApiError, error_response, json_response, store_unavailable
 from eve_runtime.server.route_context import RouteContext
 from eve_runtime.sessions.addresses import AddressContended
@@ -76,8 +76,9 @@ async def eve_channel_refusal(
 ) -> ApiError | None:
     """Why an `/eve/v1` request is refused under the served `channels/eve.py`, if it is.
 
-    Without an authored one, the server's default authenticator decides. A disabled channel
-    serves no route at all (404, health included).
+    Without an authored one, the server's default authenticator decides; two `Authorization`
+    headers are 400 `duplicate_authorization` either way. A disabled channel serves no route at
+    all (404, health included).
     """
     authored = agent.eve_channel
     if authored is not None and authored.disabled:
@@ -85,9 +86,10 @@ async def eve_channel_refusal(
         return ApiError(404, f"Cannot find any route matching {where}.", "not_found")
     if not guarded:
         return None
-    if authored is None:
+    refused = duplicate_authorization(request.scope)  # whoever decides, two headers are a 400
+    if refused is None and authored is None:
         refused = default.check(request.scope)
-    else:
+    elif refused is None and authored is not None:
         outcome = await run_auth(authored.auth, request)
         refused = outcome if isinstance(outcome, AuthFailure) else None
     if refused is None:
@@ -173,6 +175,9 @@ class ChannelRouter:
     async def _handle(self, entry: _Entry, request: Request) -> Response:
         try:
             principal = None
+            duplicate = duplicate_authorization(request.scope)  # refused on every route, open ones too
+            if duplicate is not None:
+                raise ApiError(duplicate.status, duplicate.error, duplicate.code)
             if entry.channel.auth is not None:
                 outcome = await run_auth(entry.channel.auth, request)
                 if isinstance(outcome, AuthFailure):

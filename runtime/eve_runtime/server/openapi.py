@@ -97,11 +97,9 @@ def _operation(
     parameters: list[JSON] | None = None,
     guarded: bool = True,
 ) -> JSON:
-    all_responses = {
-        **responses,
-        **(_guard(mode) if guarded else {}),
-        "500": _error("Unexpected failure (logged)."),
-    }
+    duplicate = {"400": _error("More than one `Authorization` header (`duplicate_authorization`).")}
+    guard = {**duplicate, **_guard(mode)} if guarded else {}
+    all_responses = {**guard, **responses, "500": _error("Unexpected failure (logged).")}
     all_responses.setdefault("503", _error(_UNAVAILABLE))
     operation: JSON = {"operationId": operation_id, "summary": summary, "responses": all_responses}
     if parameters:
@@ -114,6 +112,10 @@ def _operation(
     return operation
 
 
+_FLAG: JSON = {"type": "string", "enum": ["", "true", "false", "1", "0", "yes", "no"]}
+"""A boolean query flag (the words in any case; empty is the default)."""
+
+
 def _stream_parameters() -> list[JSON]:
     def query(name: str, schema: JSON, description: str) -> JSON:
         return {"name": name, "in": "query", "required": False, "description": description, "schema": schema}
@@ -123,19 +125,25 @@ def _stream_parameters() -> list[JSON]:
         query(
             "startIndex",
             {"type": "integer"},
-            "Events already consumed (0 = from the start); negative counts back from the tail (clamped at 0). "
+            "Events already consumed (0 = from the start); negative counts back from the tail (clamped at 0); "
+            "past the tail a bounded read sends no event. "
             "A decimal integer: `-0` is one, `+1`, `1e2`, `1.5` and `0x10` are not (400).",
         ),
-        query("follow", {"type": "string"}, "`false` (or `0`): a bounded read up to the tail seen at open."),
+        query(
+            "follow",
+            _FLAG,
+            "`false` (or `0`, `no`): a bounded read up to the tail seen at open. Other words are a 400.",
+        ),
         query(
             "includeTailIndex",
-            {"type": "string"},
-            "Any value but empty, `0` and `false`: send `x-eve-stream-tail-index` (the read is bounded too).",
+            _FLAG,
+            "`true` (or `1`, `yes`): send `x-eve-stream-tail-index` (the read is bounded too).",
         ),
         query(
             "streamControlVersion",
-            {"type": "string"},
-            "`1`: blank heartbeat lines while quiet, then `stream.lease-ended` and the end of the response.",
+            {"type": "string", "enum": ["", "1"]},
+            "`1`: blank heartbeat lines while quiet, then `stream.lease-ended` and the end of the response. "
+            "Any other version is a 400.",
         ),
     ]
 
@@ -283,7 +291,7 @@ def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
                 "The session's events as NDJSON (stream version 26).",
                 {
                     "200": _stream_ok(),
-                    "400": _error("`startIndex` is not an integer."),
+                    "400": _error("`startIndex` is not an integer, or a flag is not a boolean word."),
                     "404": _error("Session not found."),
                 },
                 mode,
@@ -296,7 +304,7 @@ def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
                 "A subagent's session stream, by the parent session and the call that opened it.",
                 {
                     "200": _stream_ok(),
-                    "400": _error("`startIndex` is not an integer."),
+                    "400": _error("`startIndex` is not an integer, or a flag is not a boolean word."),
                     "404": _error("Session not found (or not a child this call opened)."),
                 },
                 mode,

@@ -8,18 +8,32 @@ JSON with `cache-control: no-store`, U+2028 and U+2029 escaped.
 from __future__ import annotations
 
 import json
+import logging
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from eve_runtime.store.base import StoreUnavailable
 
-__all__ = ["JSON_TYPE", "ApiError", "dump_json", "error_response", "http_error", "json_response", "store_unavailable"]
+__all__ = [
+    "JSON_TYPE",
+    "ApiError",
+    "CatchAll",
+    "dump_json",
+    "error_response",
+    "http_error",
+    "internal_error",
+    "json_response",
+    "store_unavailable",
+]
 
 JSON_TYPE = "application/json"
+logger = logging.getLogger("eve.server")
 _SEPARATOR_ESCAPES = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
@@ -91,3 +105,40 @@ async def http_error(request: Request, exc: Exception) -> Response:
         message = f"Method not allowed: {where}. Allowed: {allowed}."
         return error_response(ApiError(405, message, "method_not_allowed", headers=headers))
     return error_response(ApiError(exc.status_code, str(exc.detail), headers=headers))
+
+
+def internal_error(message: str) -> Response:
+    """A logged 500 answer whose `errorId` is also in the log line with the traceback."""
+    error_id = uuid.uuid4().hex
+    logger.exception("%s (errorId %s)", message, error_id)
+    return json_response({"ok": False, "error": message, "code": "internal_error", "errorId": error_id}, 500)
+
+
+class CatchAll:
+    """The last line: an exception that escaped everything else becomes a logged 500 JSON answer."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except StoreUnavailable as exc:
+            logger.warning("the store is unavailable: %s", exc)
+            if not started:
+                await error_response(store_unavailable(exc))(scope, receive, send)
+        except Exception:  # everything else: a logged 500
+            response = internal_error("Internal server error.")
+            if not started:
+                await response(scope, receive, send)

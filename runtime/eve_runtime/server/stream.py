@@ -60,7 +60,12 @@ BAD_START_INDEX = "Expected startIndex to be an integer."
 _INTEGER = re.compile(r"-?[0-9]+", re.ASCII)
 _MAX_DIGITS = 30
 """Longer start indexes are clamped (no store holds 10**30 events) instead of parsed."""
-_FALSE = frozenset({"false", "0"})
+MAX_INDEX = 2**63 - 1
+"""The largest position a store can hold (a signed 64-bit integer in SQLite and Postgres)."""
+_TRUE = frozenset({"true", "1", "yes"})
+_FALSE = frozenset({"false", "0", "no"})
+BAD_FLAG = "Expected '{name}' to be 'true' or 'false' (or '1' / '0'), not {value!r}."
+BAD_CONTROL_VERSION = "Expected 'streamControlVersion' to be 1 (the only stream control version served), not {value!r}."
 
 
 @dataclass(frozen=True)
@@ -88,8 +93,17 @@ class StreamQuery:
     leases: bool = False
 
 
-def _flag(value: str | None) -> bool:
-    return value is not None and value.strip().lower() not in _FALSE and value.strip() != ""
+def _flag(params: Mapping[str, str], name: str, default: bool) -> bool:
+    """A boolean query flag: `true`/`1`/`yes` or `false`/`0`/`no` (any case); absent or empty is `default`."""
+    raw = params.get(name)
+    value = "" if raw is None else raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    if value == "":
+        return default
+    raise ApiError(400, BAD_FLAG.format(name=name, value=(raw or "")[:40]), "invalid_query")
 
 
 def parse_stream_query(params: Mapping[str, str]) -> StreamQuery:
@@ -97,7 +111,8 @@ def parse_stream_query(params: Mapping[str, str]) -> StreamQuery:
 
     Raises:
         ApiError: 400 when `startIndex` is not a decimal integer (`-0` is one; `+1`, ` 1`, `1e2`,
-            `1.5`, `0x10` and the empty string are not).
+            `1.5`, `0x10` and the empty string are not), when `follow` or `includeTailIndex` is
+            not a boolean word, or when `streamControlVersion` is neither absent, empty nor `1`.
     """
     start = 0
     raw = params.get("startIndex")
@@ -107,12 +122,14 @@ def parse_stream_query(params: Mapping[str, str]) -> StreamQuery:
         digits = raw.lstrip("-").lstrip("0") or "0"
         magnitude = int(digits) if len(digits) <= _MAX_DIGITS else 10**_MAX_DIGITS
         start = -magnitude if raw.startswith("-") else magnitude
-    follow = params.get("follow")
+    control = params.get("streamControlVersion", "").strip()
+    if control not in ("", "1"):
+        raise ApiError(400, BAD_CONTROL_VERSION.format(value=control[:40]), "invalid_query")
     return StreamQuery(
         start_index=start,
-        follow=follow is None or follow.strip().lower() not in _FALSE,
-        include_tail_index=_flag(params.get("includeTailIndex")),
-        leases=params.get("streamControlVersion", "").strip() == "1",
+        follow=_flag(params, "follow", True),
+        include_tail_index=_flag(params, "includeTailIndex", False),
+        leases=control == "1",
     )
 
 
@@ -219,7 +236,9 @@ async def open_stream(
     if session is None:
         raise ApiError(404, SESSION_NOT_FOUND)
     count = await store.event_count(session_id)
-    start = query.start_index if query.start_index >= 0 else max(0, count + query.start_index)
+    # Clamped to what a store can address: past the tail a bounded read has nothing to send, and a
+    # follow waits for that position (no store reaches MAX_INDEX).
+    start = min(query.start_index, MAX_INDEX) if query.start_index >= 0 else max(0, count + query.start_index)
     headers = {
         "content-type": NDJSON_TYPE,
         "cache-control": "no-store, no-transform",
@@ -231,7 +250,7 @@ async def open_stream(
     bounded = not query.follow or query.include_tail_index
     if bounded:
         headers["x-eve-stream-tail-index"] = str(count - 1)
-        body = _bounded(store, session_id, start, count, options.batch_size)
+        body = _bounded(store, session_id, min(start, count), count, options.batch_size)
     else:
         body = _Follow(store, session_id, options, leases=query.leases).run(start, count)
     return NdjsonResponse(body, headers, registry)

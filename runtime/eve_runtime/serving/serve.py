@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import errno
 import logging
+import math
 import os
 import signal
 import socket
@@ -31,8 +32,9 @@ from eve_runtime.project.compiler import CompiledApp, compile_app
 from eve_runtime.project.paths import load_env_files
 from eve_runtime.redaction import REDACTOR, install_log_redaction
 from eve_runtime.server.app import create_app
-from eve_runtime.server.auth import Authenticator, BearerTokenAuth, LoopbackAuth, is_loopback_host
+from eve_runtime.server.auth import Authenticator, BearerTokenAuth, LoopbackAuth, is_loopback_host, token_problem
 from eve_runtime.server.stream import StreamOptions
+from eve_runtime.serving.http_limits import HttpLimits, protocol_class
 from eve_runtime.serving.reloader import Reloader
 from eve_runtime.serving.worlds import WORLDS, WorldUnavailable, lease_seconds, open_world
 from eve_runtime.sessions.runtime import Runtime, RuntimeOptions
@@ -105,6 +107,7 @@ async def run_app(
     stop: asyncio.Event | None = None,
     handle_signals: bool = True,
     graceful_timeout: int = 5,
+    limits: HttpLimits | None = None,
 ) -> None:
     """Serve `app` on a bound socket until SIGTERM/SIGINT (or `stop` is set), then shut down gracefully.
 
@@ -115,9 +118,16 @@ async def run_app(
         stop: Set it to stop the server (from the server's event loop).
         handle_signals: Install SIGTERM/SIGINT handlers (main thread only).
         graceful_timeout: Seconds in-flight requests get to finish once stopping.
+        limits: Connection deadlines and request-head caps (default: `HttpLimits()`).
     """
+    limits = limits or HttpLimits()
     config = uvicorn.Config(
         app,
+        http=protocol_class(limits),
+        # The protocol closes idle connections itself (on time, also before a first request);
+        # uvicorn's own timer, which takes whole seconds, only backs it up.
+        timeout_keep_alive=max(1, math.ceil(limits.keep_alive_timeout)),
+        h11_max_incomplete_event_size=limits.max_header_bytes,
         log_config=None,
         lifespan="off",
         access_log=False,
@@ -197,6 +207,7 @@ async def _serve(
     stop_deadline: float,
     on_listening: Callable[[str], None],
     companion: Callable[[str], Awaitable[None]] | None,
+    limits: HttpLimits,
 ) -> None:
     assert compiled.root is not None
     try:
@@ -231,7 +242,7 @@ async def _serve(
                 on_listening(listening_line(host, bound))
                 alongside.start(f"http://{_client_host(host)}:{bound}")
 
-            await run_app(app, sock, on_listening=listening, stop=alongside.done)
+            await run_app(app, sock, on_listening=listening, stop=alongside.done, limits=limits)
             await alongside.close()
             logger.info("stopping: letting running steps reach a boundary (at most %gs)", stop_deadline)
         finally:
@@ -331,8 +342,12 @@ def serve(
         companion: Run with the server's URL once it listens, in the server's event loop (the
             terminal UI of `eve dev`); when it returns, the server stops.
 
+    The HTTP connection limits come from `EVE_HTTP_*` (see `eve_runtime.serving.http_limits`).
+
     Raises:
-        ServeError: The world is unavailable, the store is in use, or the port cannot be bound.
+        ServeError: The world is unavailable, the store is in use, the port cannot be bound, an
+            `EVE_HTTP_*` variable is not a valid limit, or (`production`) `EVE_AUTH_TOKEN` is
+            shorter than 16 characters or has surrounding whitespace.
         CompileError: The project has error diagnostics.
     """
     load_env_files(app_root)
@@ -340,6 +355,12 @@ def serve(
     install_log_redaction()
     if world not in WORLDS:
         raise ServeError(f"Unknown world {world!r}: choose 'local' or 'postgres'.")
+    if mode == "production" and (problem := token_problem(os.environ.get("EVE_AUTH_TOKEN"))):
+        raise ServeError(problem)
+    try:
+        limits = HttpLimits.from_env()
+    except ValueError as exc:
+        raise ServeError(str(exc)) from None
     compiled = compile_app(app_root)
     if compiled.root is None:
         raise CompileError(compiled.diagnostics)
@@ -357,6 +378,7 @@ def serve(
         stop_deadline=stop_deadline,
         on_listening=on_listening,
         companion=companion,
+        limits=limits,
     )
     del compiled  # with reload, a generation is released once nothing uses it: this frame must not hold one
     asyncio.run(main)
