@@ -126,6 +126,7 @@ class EveProcess:
             env["EVE_TEST_CRASHPOINT"] = crashpoint
         stderr: int | TextIO = subprocess.DEVNULL
         if self.log is not None:
+            self.log.parent.mkdir(parents=True, exist_ok=True)  # `crash_soak.py --log DIR` may name a new folder
             stderr = self.log.open("a")
             stderr.write(f"==== start {self.starts + 1} at {time.time():.3f}\n")
             stderr.flush()
