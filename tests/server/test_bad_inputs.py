@@ -150,6 +150,14 @@ CASES: list[tuple[str, str, str, Any, int, str]] = [
         "does not pass on this file URL: it names a loopback, private or reserved address",
     ),
     (
+        "file part by a NAT64 form of loopback",
+        "POST",
+        "/eve/v1/session",
+        b'{"message": [{"type": "file", "data": "http://[64:ff9b::7f00:1]/x", "mediaType": "text/plain"}]}',
+        400,
+        "loopback, private or reserved",
+    ),
+    (
         "file part by a private URL",
         "POST",
         f"/eve/v1/session/{S}",

@@ -45,10 +45,37 @@ __all__ = [
     "SandboxConfig",
     "define_parent_sandbox",
     "define_sandbox",
+    "is_public",
 ]
 
 BACKEND_NAMES = ("auto", "bwrap", "local")
 """The backends named by a string; `auto` is bubblewrap where it runs, else `local`."""
+
+
+_NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one carries (mapped, NAT64, 6to4, Teredo's client, IPv4-compatible), if any."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip.teredo is not None:
+        return ip.teredo[1]
+    if any(ip in network for network in _NAT64) or (ip in _IPV4_COMPATIBLE and int(ip) > 1):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
+def is_public(address: str) -> bool:
+    """Whether an address is a public unicast one (and so is any IPv4 address it carries)."""
+    ip = ipaddress.ip_address(address)
+    if not ip.is_global or ip.is_multicast:
+        return False
+    inner = _embedded_ipv4(ip) if isinstance(ip, ipaddress.IPv6Address) else None
+    return inner is None or (inner.is_global and not inner.is_multicast)
 
 
 @dataclass(frozen=True)

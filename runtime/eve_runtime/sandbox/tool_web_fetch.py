@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
-from eve_runtime.authoring.sandbox import NetworkPolicy
+from eve_runtime.authoring.sandbox import NetworkPolicy, is_public
 from eve_runtime.authoring.tools import tool
 from eve_runtime.sandbox.truncate import truncate
 
@@ -39,7 +39,6 @@ __all__ = [
     "WEB_FETCH_DESCRIPTION",
     "WEB_FETCH_INPUT_SCHEMA",
     "check_destination",
-    "is_public",
     "web_fetch",
     "web_fetch_tool",
 ]
@@ -82,32 +81,6 @@ WEB_FETCH_INPUT_SCHEMA: dict[str, Any] = {
 }
 
 Format = Literal["markdown", "text", "html"]
-
-
-_NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
-_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
-
-
-def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 one carries (mapped, NAT64, 6to4, Teredo's client, IPv4-compatible), if any."""
-    if ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
-    if ip.sixtofour is not None:
-        return ip.sixtofour
-    if ip.teredo is not None:
-        return ip.teredo[1]
-    if any(ip in network for network in _NAT64) or (ip in _IPV4_COMPATIBLE and int(ip) > 1):
-        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    return None
-
-
-def is_public(address: str) -> bool:
-    """Whether an address is a public unicast one (and so is any IPv4 address it carries)."""
-    ip = ipaddress.ip_address(address)
-    if not ip.is_global or ip.is_multicast:
-        return False
-    inner = _embedded_ipv4(ip) if isinstance(ip, ipaddress.IPv6Address) else None
-    return inner is None or (inner.is_global and not inner.is_multicast)
 
 
 async def check_destination(url: httpx.URL, policy: NetworkPolicy) -> str:

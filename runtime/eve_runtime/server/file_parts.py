@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import ipaddress
 import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from eve_runtime.authoring.sandbox import is_public
 from eve_runtime.server.responses import ApiError
 
 __all__ = ["MAX_FILE_BYTES", "MAX_URL_LENGTH", "file_part"]
@@ -65,10 +65,10 @@ def _url(url: str) -> str:
     if not host or host == "localhost" or host.endswith((".localhost", ".local", ".internal")):
         raise _bad(f"{refused}it names no public host.")
     try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
+        public = is_public(host)
+    except ValueError:  # a name, not an address
         return url
-    if not address.is_global:
+    if not public:
         raise _bad(f"{refused}it names a loopback, private or reserved address.")
     return url
 
