@@ -18,7 +18,7 @@ from eve_runtime.project.compile_content import compile_hooks, compile_instructi
 from eve_runtime.project.compile_sandbox import compile_sandbox
 from eve_runtime.project.compile_skills import compile_skills
 from eve_runtime.project.compose_tools import compose_tools, framework_source, source_info
-from eve_runtime.project.definitions import Found, find_definition
+from eve_runtime.project.definitions import module_definition
 from eve_runtime.project.loader import ModuleLoader
 from eve_runtime.project.manifest import AgentManifest, CompositionEntry, ModelManifest, SourceInfo
 from eve_runtime.project.runtime_agent import RuntimeAgent
@@ -155,21 +155,17 @@ def _load_config(
 
         model, _reason = default_model_from_environment(os.environ)
         return AgentConfig(model=model), framework_source(node_id, "agent.py")
-    module = loader.load(sources.config.path, node_id=node_id)
-    if isinstance(module, Diagnostic):
-        diagnostics.append(module)
-        return None
-    found = find_definition(
-        module,
+    found = module_definition(
+        sources.config,
         (AgentConfig,),
-        path=sources.config.path,
+        loader,
+        diagnostics,
+        node_id=node_id,
         what="agent configuration",
         example='agent = define_agent(model="test")',
-        node_id=node_id,
         preferred="agent",
     )
-    if not isinstance(found, Found):
-        diagnostics.append(found)
+    if found is None:
         return None
     config: AgentConfig = found.value
     return config, source_info(node_id, logical_path="agent.py", export=found.name)

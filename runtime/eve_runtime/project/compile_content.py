@@ -11,7 +11,7 @@ from eve_runtime.authoring.instructions import Instructions
 from eve_runtime.authoring.schedules import Schedule, cron_problem, missed_problem
 from eve_runtime.diagnostics import Diagnostic
 from eve_runtime.project.compose_tools import source_info
-from eve_runtime.project.definitions import Found, find_definition
+from eve_runtime.project.definitions import module_definition
 from eve_runtime.project.frontmatter import FrontmatterError, MarkdownDocument, parse_markdown
 from eve_runtime.project.loader import ModuleLoader
 from eve_runtime.project.manifest import (
@@ -20,13 +20,12 @@ from eve_runtime.project.manifest import (
     InstructionManifest,
     ScheduleManifest,
 )
-from eve_runtime.project.sources import AgentSources, NamedSource, Source
+from eve_runtime.project.sources import AgentSources, NamedSource
 
 __all__ = [
     "compile_hooks",
     "compile_instructions",
     "compile_schedules",
-    "module_definition",
     "read_markdown",
     "read_text",
 ]
@@ -62,28 +61,6 @@ def read_markdown(path: Path, node_id: str, diagnostics: list[Diagnostic]) -> Ma
             dg.error("compile/frontmatter-invalid", f"{path.name}: {exc}", path, line=exc.line, node_id=node_id)
         )
         return None
-
-
-def module_definition(
-    source: Source,
-    kinds: tuple[type, ...],
-    loader: ModuleLoader,
-    diagnostics: list[Diagnostic],
-    *,
-    node_id: str,
-    what: str,
-    example: str,
-) -> Found | None:
-    """The one definition of `kinds` the module holds, or None with the problem reported."""
-    module = loader.load(source.path, node_id=node_id)
-    if isinstance(module, Diagnostic):
-        diagnostics.append(module)
-        return None
-    found = find_definition(module, kinds, path=source.path, what=what, example=example, node_id=node_id)
-    if isinstance(found, Diagnostic):
-        diagnostics.append(found)
-        return None
-    return found
 
 
 def compile_instructions(

@@ -17,7 +17,7 @@ from eve_runtime import diagnostics as dg
 from eve_runtime.authoring.sandbox import ParentSandbox, SandboxConfig
 from eve_runtime.diagnostics import Diagnostic
 from eve_runtime.project.compose_tools import framework_source, source_info
-from eve_runtime.project.definitions import Found, find_definition
+from eve_runtime.project.definitions import module_definition
 from eve_runtime.project.loader import ModuleLoader
 from eve_runtime.project.manifest import SandboxManifest, SourceInfo
 from eve_runtime.project.runtime_agent import RuntimeSkill
@@ -43,21 +43,17 @@ def _definition(
     node_id = sources.node_id
     if sources.sandbox is None:
         return SandboxConfig(), framework_source(node_id, "sandbox.py")
-    module = loader.load(sources.sandbox.path, node_id=node_id)
-    if isinstance(module, Diagnostic):
-        diagnostics.append(module)
-        return None
-    found = find_definition(
-        module,
+    found = module_definition(
+        sources.sandbox,
         (SandboxConfig, ParentSandbox),
-        path=sources.sandbox.path,
+        loader,
+        diagnostics,
+        node_id=node_id,
         what="sandbox definition",
         example='sandbox = define_sandbox(backend="bwrap")',
-        node_id=node_id,
         preferred="sandbox",
     )
-    if not isinstance(found, Found):
-        diagnostics.append(found)
+    if found is None:
         return None
     value: SandboxConfig | ParentSandbox = found.value
     return value, source_info(node_id, logical_path=sources.sandbox.logical_path, export=found.name)

@@ -27,8 +27,9 @@ from eve_runtime import diagnostics as dg
 from eve_runtime.authoring.dynamic import DynamicResolver
 from eve_runtime.authoring.skills import Skill, describe_markdown
 from eve_runtime.diagnostics import Diagnostic
-from eve_runtime.project.compile_content import module_definition, read_markdown
+from eve_runtime.project.compile_content import read_markdown
 from eve_runtime.project.compose_tools import DYNAMIC_TOOL_EVENTS, source_info
+from eve_runtime.project.definitions import module_definition
 from eve_runtime.project.loader import ModuleLoader
 from eve_runtime.project.manifest import DynamicManifest, SkillManifest, SourceInfo
 from eve_runtime.project.runtime_agent import RuntimeSkill

@@ -5,12 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eve_runtime import diagnostics as dg
 from eve_runtime.diagnostics import Diagnostic
 
-__all__ = ["Found", "find_definition"]
+if TYPE_CHECKING:
+    from eve_runtime.project.loader import ModuleLoader
+    from eve_runtime.project.sources import Source
+
+__all__ = ["Found", "find_definition", "module_definition"]
 
 
 @dataclass(frozen=True)
@@ -60,3 +64,28 @@ def find_definition(
         path,
         node_id=node_id,
     )
+
+
+def module_definition(
+    source: Source,
+    kinds: tuple[type, ...],
+    loader: ModuleLoader,
+    diagnostics: list[Diagnostic],
+    *,
+    node_id: str,
+    what: str,
+    example: str,
+    preferred: str | None = None,
+) -> Found | None:
+    """Load `source` and find its one definition of `kinds`; None with the problem reported in `diagnostics`."""
+    module = loader.load(source.path, node_id=node_id)
+    if isinstance(module, Diagnostic):
+        diagnostics.append(module)
+        return None
+    found = find_definition(
+        module, kinds, path=source.path, what=what, example=example, node_id=node_id, preferred=preferred
+    )
+    if isinstance(found, Diagnostic):
+        diagnostics.append(found)
+        return None
+    return found
