@@ -140,3 +140,10 @@ def delivery(
 def events(start: int, *lines: bytes, type: str = "message.delta") -> list[EventRow]:
     """Event rows numbered from `start`."""
     return [EventRow(start + i, type, line) for i, line in enumerate(lines)]
+
+
+@pytest.fixture
+def schema() -> Iterator[str]:
+    """A fresh Postgres schema of its own (dropped afterwards), for the Postgres-only store tests."""
+    with pg.fresh_schema() as name:
+        yield name

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import psycopg
 import pytest
@@ -15,12 +15,6 @@ from tests import pg
 from tests.store.conftest import delivery, events, session
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
-
-
-@pytest.fixture
-def schema() -> Iterator[str]:
-    with pg.fresh_schema() as name:
-        yield name
 
 
 @pytest.fixture
