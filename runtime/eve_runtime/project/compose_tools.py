@@ -97,9 +97,8 @@ def compose_tools(
     node_id = sources.node_id
     composed = ComposedTools()
     for named in sources.tools:
-        module = loader.load(named.source.path, node_id=node_id)
-        if isinstance(module, Diagnostic):
-            diagnostics.append(module)
+        module = loader.load_into(named.source.path, diagnostics, node_id=node_id)
+        if module is None:
             continue
         _compose_file(named, module, composed, diagnostics, node_id=node_id, subagent_names=subagent_names)
     _compose_framework(sources, config, composed, diagnostics, network or NetworkPolicy())

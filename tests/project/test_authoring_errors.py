@@ -1,0 +1,221 @@
+"""Authoring errors that teach: every problem at its own line, "did you mean", the fix spelled out.
+
+Each test compiles a small agent folder and checks the diagnostic's code, file, line and message;
+the CLI tests check that `eve info` exits 1 and prints it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from eve_cli.main import app as cli
+from eve_runtime.diagnostics import Diagnostic
+from tests.helpers import MINIMAL_APP, compiled, errors, write_app
+
+
+def diagnose(tmp_path: Path, files: dict[str, str], *, base: bool = True) -> list[Diagnostic]:
+    """The diagnostics of an app made of `files` (on top of a minimal root agent unless `base` is False)."""
+    app = write_app(tmp_path, {**(MINIMAL_APP if base else {}), **files})
+    with compiled(app) as result:
+        return result.diagnostics
+
+
+def where(diagnostic: Diagnostic, tmp_path: Path) -> tuple[str, str, int | None]:
+    return diagnostic.code, Path(diagnostic.source_path).relative_to(tmp_path / "app").as_posix(), diagnostic.line
+
+
+def eve_info(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+    monkeypatch.chdir(tmp_path / "app")
+    result = CliRunner().invoke(cli, ["info"], env={"COLUMNS": "300"})
+    return result.exit_code, result.output
+
+
+BROKEN_AGENT = """\
+from eve_runtime import define_agent
+
+agent = define_agent(
+    model="test",
+    reasoning="hgh",
+    limits={
+        "session_timeout_ms": -1,
+    },
+    default_tools="no",
+)
+"""
+
+
+def test_every_define_agent_problem_is_reported_at_its_own_line(tmp_path: Path) -> None:
+    found = errors(diagnose(tmp_path, {"agent/agent.py": BROKEN_AGENT}))
+    assert [where(d, tmp_path) for d in found] == [
+        ("compile/definition-invalid", "agent/agent.py", 5),
+        ("compile/definition-invalid", "agent/agent.py", 7),
+        ("compile/definition-invalid", "agent/agent.py", 9),
+    ]
+    reasoning, timeout, default_tools = (d.message for d in found)
+    assert reasoning.startswith("define_agent(): invalid field 'reasoning': Input should be 'provider-default'")
+    assert "'limits.session_timeout_ms': Input should be greater than 0 or Input should be False" in timeout
+    assert "'default_tools': Input should be a valid boolean" in default_tools
+    assert all("more problem" not in d.message and d.message.endswith("(in agent/agent.py)") for d in found)
+
+
+def test_the_cli_prints_each_problem_with_its_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_app(tmp_path, {**MINIMAL_APP, "agent/agent.py": BROKEN_AGENT})
+    code, output = eve_info(tmp_path, monkeypatch)
+    assert code == 1
+    for line in (5, 7, 9):
+        assert f"agent/agent.py:{line}" in output
+    assert "3 errors" in output
+
+
+def test_a_problem_in_another_definer_points_at_its_argument(tmp_path: Path) -> None:
+    content = """\
+        from eve_runtime import tool
+
+
+        @tool(
+            description="Looks things up.",
+            needs_approval="sometimes",
+        )
+        def look_up(city: str) -> str:
+            return city
+    """
+    (found,) = errors(diagnose(tmp_path, {"agent/tools/look_up.py": content}))
+    assert where(found, tmp_path) == ("compile/definition-invalid", "agent/tools/look_up.py", 6)
+    assert "needs_approval" in found.message
+
+
+MISSPELLED = """\
+from eve_runtime import define_agent
+
+agent = define_agent(
+    model="test",
+    reasonning="high",
+    limit={"session_timeout_ms": 5},
+)
+"""
+
+
+def test_a_misspelled_keyword_names_the_real_one(tmp_path: Path) -> None:
+    found = errors(diagnose(tmp_path, {"agent/agent.py": MISSPELLED}))
+    assert [(where(d, tmp_path), d.message) for d in found] == [
+        (
+            ("compile/definition-invalid", "agent/agent.py", 5),
+            "define_agent() has no argument 'reasonning': did you mean 'reasoning'? (in agent/agent.py)",
+        ),
+        (
+            ("compile/definition-invalid", "agent/agent.py", 6),
+            "define_agent() has no argument 'limit': did you mean 'limits'? (in agent/agent.py)",
+        ),
+    ]
+
+
+def test_a_keyword_nothing_resembles_lists_the_real_ones(tmp_path: Path) -> None:
+    content = 'from eve_runtime import define_agent\n\nagent = define_agent(model="test", name="bot")\n'
+    (found,) = errors(diagnose(tmp_path, {"agent/agent.py": content}))
+    assert where(found, tmp_path) == ("compile/definition-invalid", "agent/agent.py", 3)
+    assert "define_agent() has no argument 'name': it takes " in found.message
+    assert "built_in_tools, compaction, default_tools, description" in found.message
+
+
+def test_a_misspelled_keyword_of_a_user_function_is_an_import_failure(tmp_path: Path) -> None:
+    content = """\
+        def helper(*, city: str) -> str:
+            return city
+
+
+        VALUE = helper(
+            citty="Paris",
+        )
+    """
+    (found,) = errors(diagnose(tmp_path, {"agent/tools/t.py": content}))
+    assert where(found, tmp_path) == ("compile/module-import-failed", "agent/tools/t.py", 6)
+    assert found.message == "Importing agent/tools/t.py failed: helper() has no argument 'citty': did you mean 'city'?"
+
+
+def test_a_misspelled_nested_field_names_the_real_one(tmp_path: Path) -> None:
+    content = """\
+        from eve_runtime import define_agent
+
+        agent = define_agent(
+            model="test",
+            limits={"max_output_token_per_session": 100},
+        )
+    """
+    (found,) = errors(diagnose(tmp_path, {"agent/agent.py": content}))
+    assert where(found, tmp_path) == ("compile/definition-invalid", "agent/agent.py", 5)
+    assert "'limits.max_output_token_per_session': unknown field (did you mean 'max_output_tokens_per_session'?)" in (
+        found.message
+    )
+
+
+HELPER = "def f(city: str) -> str:\n    return city.upper()\n"
+TOOL_IMPORTING = '''\
+{import_line}
+
+
+def weather(city: str) -> str:
+    """The weather in a city."""
+    return f(city)
+'''
+
+
+def _advice(message: str) -> str:
+    match = re.search(r"write `([^`]+)`", message)
+    assert match is not None, message
+    return match[1]
+
+
+@pytest.mark.parametrize(
+    ("file", "import_line", "advice"),
+    [
+        ("agent/tools/weather.py", "from agent.lib.helper import f", "from ..lib.helper import f"),
+        ("agent/tools/weather.py", "from agent.lib import helper as h\nf = h.f", "from ..lib import helper as h"),
+        ("agent/tools/weather.py", "import agent.lib.helper as h\nf = h.f", "from ..lib import helper as h"),
+        ("agent/lib/other.py", "from agent.lib.helper import f", "from .helper import f"),
+        ("agent/subagents/scout/tools/weather.py", "from agent.lib.helper import f", "from ....lib.helper import f"),
+    ],
+)
+def test_an_absolute_import_of_the_agent_folder_is_told_the_relative_import(
+    tmp_path: Path, file: str, import_line: str, advice: str
+) -> None:
+    files = {
+        "agent/lib/helper.py": HELPER,
+        file: TOOL_IMPORTING.format(import_line=import_line),
+        "agent/subagents/scout/agent.py": (
+            'from eve_runtime import define_agent\n\nagent = define_agent(model="test", description="Scouts.")\n'
+        ),
+    }
+    if file.startswith("agent/lib/"):
+        files["agent/tools/weather.py"] = TOOL_IMPORTING.format(import_line="from ..lib.other import f")
+    (found,) = errors(diagnose(tmp_path, files))
+    assert where(found, tmp_path) == ("compile/module-import-failed", file, 1)
+    assert "No module named 'agent'" in found.message
+    assert "dependencies" not in found.message
+    assert _advice(found.message) == advice
+
+    # the advice works: applied, the app compiles
+    path = tmp_path / "app" / file
+    path.write_text(path.read_text().replace(import_line.split("\n")[0], advice))
+    with compiled(tmp_path / "app") as result:
+        assert errors(result.diagnostics) == [], [d.message for d in result.diagnostics]
+
+
+def test_the_cli_gives_the_relative_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = {
+        "agent/lib/helper.py": HELPER,
+        "agent/tools/weather.py": TOOL_IMPORTING.format(import_line="from agent.lib.helper import f"),
+    }
+    write_app(tmp_path, {**MINIMAL_APP, **files})
+    code, output = eve_info(tmp_path, monkeypatch)
+    assert code == 1
+    assert "agent/tools/weather.py:1" in output
+    assert "write `from ..lib.helper import f` (a relative import)" in output
+
+
+def test_a_missing_third_party_package_is_still_told_to_install(tmp_path: Path) -> None:
+    (found,) = errors(diagnose(tmp_path, {"agent/tools/t.py": "import eve_no_such_package_here\n"}))
+    assert "add 'eve_no_such_package_here' to your app's dependencies" in found.message
