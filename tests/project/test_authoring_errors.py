@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from eve_cli.main import app as cli
 from eve_runtime.diagnostics import Diagnostic
-from tests.helpers import MINIMAL_APP, compiled, errors, write_app
+from tests.helpers import MINIMAL_APP, compiled, errors, find, only, write_app
 
 
 def diagnose(tmp_path: Path, files: dict[str, str], *, base: bool = True) -> list[Diagnostic]:
@@ -219,3 +219,70 @@ def test_the_cli_gives_the_relative_import(tmp_path: Path, monkeypatch: pytest.M
 def test_a_missing_third_party_package_is_still_told_to_install(tmp_path: Path) -> None:
     (found,) = errors(diagnose(tmp_path, {"agent/tools/t.py": "import eve_no_such_package_here\n"}))
     assert "add 'eve_no_such_package_here' to your app's dependencies" in found.message
+
+
+def test_a_misspelt_instructions_file_is_named_in_the_missing_instructions_error(tmp_path: Path) -> None:
+    found = diagnose(
+        tmp_path, {"agent/agent.py": MINIMAL_APP["agent/agent.py"], "agent/instruction.md": "Hi.\n"}, base=False
+    )
+    (missing,) = errors(found)
+    assert where(missing, tmp_path) == ("discover/required-instructions-missing", "agent", None)
+    assert missing.message.endswith("Found 'instruction.md': did you mean 'instructions.md'? Rename it.")
+    assert find(found, "discover/file-name-unknown") == []  # said once, in the error
+
+
+def test_the_cli_names_the_misspelt_instructions_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_app(tmp_path, {"agent/agent.py": MINIMAL_APP["agent/agent.py"], "agent/instruction.md": "Hi.\n"})
+    code, output = eve_info(tmp_path, monkeypatch)
+    assert code == 1
+    assert "did you mean 'instructions.md'?" in output
+
+
+@pytest.mark.parametrize(
+    ("file", "meant"),
+    [
+        ("agent/agnet.py", "agent.py"),
+        ("agent/Agent.py", "agent.py"),
+        ("agent/sandbx.py", "sandbox.py"),
+        ("agent/subagents/scout/instruction.md", "instructions.md"),
+    ],
+)
+def test_a_misspelt_agent_file_is_a_warning_naming_the_real_one(tmp_path: Path, file: str, meant: str) -> None:
+    scout = 'from eve_runtime import define_agent\n\nagent = define_agent(model="test", description="Scouts.")\n'
+    files = {"agent/instructions.md": "Hi.\n", "agent/subagents/scout/agent.py": scout, file: "x = 1\n"}
+    found = diagnose(tmp_path, files, base=False)
+    assert errors(found) == []
+    (warning,) = find(found, "discover/file-name-unknown")
+    assert (warning.severity, where(warning, tmp_path)) == ("warning", ("discover/file-name-unknown", file, None))
+    name = file.rsplit("/", 1)[1]
+    assert warning.message == f"Ignoring {name!r}: eve reads no file of that name. Did you mean {meant!r}? Rename it."
+
+
+def test_a_subagent_without_agent_py_is_told_of_a_misspelt_one(tmp_path: Path) -> None:
+    found = diagnose(tmp_path, {"agent/subagents/scout/agents.py": "x = 1\n"})
+    missing = only(found, "discover/subagent-config-missing")
+    assert missing.message.endswith("Found 'agents.py': did you mean 'agent.py'? Rename it.")
+
+
+@pytest.mark.parametrize(
+    "name", ["README.md", "notes.md", "agent.py.bak", "agent.py~", ".agent.py.swp", "system.md", "agent2.py"]
+)
+def test_other_files_are_no_typos(tmp_path: Path, name: str) -> None:
+    # nor is a near-miss of a file that is there: agent.py exists in the minimal app
+    assert find(diagnose(tmp_path, {f"agent/{name}": "x\n"}), "discover/file-name-unknown") == []
+
+
+@pytest.mark.parametrize(
+    ("folder", "meant"),
+    [("tool", "tools/"), ("skill", "skills/"), ("Hooks", "hooks/"), ("subagent", "subagents/"), ("libs", "lib/")],
+)
+def test_a_misspelt_folder_names_the_real_one(tmp_path: Path, folder: str, meant: str) -> None:
+    warning = only(diagnose(tmp_path, {f"agent/{folder}/x.py": "x = 1\n"}), "discover/unsupported-directory")
+    assert where(warning, tmp_path) == ("discover/unsupported-directory", f"agent/{folder}", None)
+    assert warning.severity == "warning"
+    assert f". Did you mean {meant!r}? Agent folders hold" in warning.message
+
+
+def test_an_unrelated_folder_gets_no_guess(tmp_path: Path) -> None:
+    warning = only(diagnose(tmp_path, {"agent/utils/x.py": "x = 1\n"}), "discover/unsupported-directory")
+    assert "Did you mean" not in warning.message and "put helper code in lib/" in warning.message
