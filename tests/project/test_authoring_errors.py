@@ -286,3 +286,58 @@ def test_a_misspelt_folder_names_the_real_one(tmp_path: Path, folder: str, meant
 def test_an_unrelated_folder_gets_no_guess(tmp_path: Path) -> None:
     warning = only(diagnose(tmp_path, {"agent/utils/x.py": "x = 1\n"}), "discover/unsupported-directory")
     assert "Did you mean" not in warning.message and "put helper code in lib/" in warning.message
+
+
+UNTYPED_TOOL = '''\
+def weather(
+    city,
+    days=3,
+    unit: str = "celsius",
+):
+    """The weather in a city."""
+    return city
+'''
+
+
+def test_a_tool_parameter_without_a_type_hint_is_a_warning_at_its_line(tmp_path: Path) -> None:
+    found = diagnose(tmp_path, {"agent/tools/weather.py": UNTYPED_TOOL})
+    assert errors(found) == []
+    city, days = find(found, "compile/tool-parameter-untyped")
+    assert [(d.severity, where(d, tmp_path)) for d in (city, days)] == [
+        ("warning", ("compile/tool-parameter-untyped", "agent/tools/weather.py", 2)),
+        ("warning", ("compile/tool-parameter-untyped", "agent/tools/weather.py", 3)),
+    ]
+    assert city.message == (
+        "Tool 'weather': parameter 'city' has no type hint, so its input schema is {} and the model may send any "
+        "JSON value for it. Annotate it, for example `city: str`."
+    )
+    assert "for example `days: int = 3`" in days.message
+
+
+def test_an_untyped_decorated_tool_is_warned_about_too(tmp_path: Path) -> None:
+    content = 'from eve_runtime import tool\n\n\n@tool(description="Echo.")\ndef echo(text):\n    return text\n'
+    warning = only(diagnose(tmp_path, {"agent/tools/echo.py": content}), "compile/tool-parameter-untyped")
+    assert where(warning, tmp_path) == ("compile/tool-parameter-untyped", "agent/tools/echo.py", 5)
+
+
+def test_typed_parameters_and_the_context_are_not_warned_about(tmp_path: Path) -> None:
+    content = '''\
+        from typing import Any
+
+        from eve_runtime import ToolContext
+
+
+        def weather(city: str, extra: Any, ctx: ToolContext) -> str:
+            """The weather in a city."""
+            return city
+    '''
+    assert find(diagnose(tmp_path, {"agent/tools/weather.py": content}), "compile/tool-parameter-untyped") == []
+
+
+def test_the_cli_shows_the_untyped_parameter_warning_and_exits_0(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_app(tmp_path, {**MINIMAL_APP, "agent/tools/weather.py": UNTYPED_TOOL})
+    code, output = eve_info(tmp_path, monkeypatch)
+    assert code == 0
+    assert "agent/tools/weather.py:2" in output and "parameter 'city' has no type hint" in output
