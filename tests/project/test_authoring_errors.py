@@ -341,3 +341,37 @@ def test_the_cli_shows_the_untyped_parameter_warning_and_exits_0(
     code, output = eve_info(tmp_path, monkeypatch)
     assert code == 0
     assert "agent/tools/weather.py:2" in output and "parameter 'city' has no type hint" in output
+
+
+def agent_on(model: str, options: str = "") -> str:
+    return f'from eve_runtime import define_agent\n\nagent = define_agent(\n    model="{model}",{options}\n)\n'
+
+
+def test_an_unknown_provider_is_a_compile_error_naming_the_closest(tmp_path: Path) -> None:
+    (found,) = errors(diagnose(tmp_path, {"agent/agent.py": agent_on("opanai/gpt-4o-mini")}))
+    assert where(found, tmp_path) == ("compile/model-invalid", "agent/agent.py", 4)
+    assert found.message == (
+        "agent.py: 'opanai/gpt-4o-mini' names the provider 'opanai', which litellm does not know: "
+        "did you mean 'openai'?"
+    )
+
+
+def test_an_unknown_provider_of_a_subagent_is_reported_at_its_file(tmp_path: Path) -> None:
+    scout = agent_on("anthropc/claude-sonnet-4-6", '\n    description="Scouts.",')
+    (found,) = errors(diagnose(tmp_path, {"agent/subagents/scout/agent.py": scout}))
+    assert where(found, tmp_path) == ("compile/model-invalid", "agent/subagents/scout/agent.py", 4)
+    assert found.node_id == "subagents/scout"
+    assert "did you mean 'anthropic'?" in found.message
+
+
+def test_a_known_provider_compiles_and_custom_llm_provider_routes_any_prefix(tmp_path: Path) -> None:
+    assert errors(diagnose(tmp_path, {"agent/agent.py": agent_on("openai/gpt-4o-mini")})) == []
+    custom = agent_on("mine/model-1", '\n    model_options={"custom_llm_provider": "openai"},')
+    assert errors(diagnose(tmp_path, {"agent/agent.py": custom})) == []
+
+
+def test_the_cli_rejects_an_unknown_provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_app(tmp_path, {**MINIMAL_APP, "agent/agent.py": agent_on("opanai/gpt-4o-mini")})
+    code, output = eve_info(tmp_path, monkeypatch)
+    assert code == 1
+    assert "agent/agent.py:4" in output and "did you mean 'openai'?" in output

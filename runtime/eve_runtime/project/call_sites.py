@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["ImportSite", "call_at", "field_line", "import_at", "keyword_lines"]
+__all__ = ["ImportSite", "call_at", "definer_keyword_line", "field_line", "import_at", "keyword_lines"]
 
 _SEGMENT = re.compile(r"\[(\d+)\]|([^.\[\]]+)")
 
@@ -81,6 +81,20 @@ def _child(node: ast.AST, index: int | None, name: str) -> ast.expr | None:
 def keyword_lines(call: ast.Call) -> dict[str, int]:
     """The keyword arguments `call` passes by name, each with the line it is written on."""
     return {keyword.arg: keyword.lineno for keyword in call.keywords if keyword.arg is not None}
+
+
+def definer_keyword_line(path: Path, definer: str, keyword: str) -> int | None:
+    """The line of `keyword=` in the first `definer(...)` call of `path` (or of the call, without it)."""
+    tree = _parsed(path)
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+        if name == definer:
+            return keyword_lines(node).get(keyword, node.lineno)
+    return None
 
 
 @dataclass(frozen=True)
