@@ -375,3 +375,60 @@ def test_the_cli_rejects_an_unknown_provider(tmp_path: Path, monkeypatch: pytest
     code, output = eve_info(tmp_path, monkeypatch)
     assert code == 1
     assert "agent/agent.py:4" in output and "did you mean 'openai'?" in output
+
+
+@pytest.mark.parametrize(
+    ("file", "content", "expected"),
+    [
+        (
+            "agent/tools/look_up.py",
+            """\
+            from eve_runtime import tool
+
+
+            @tool(
+                needs_approval="sometimes",
+                ends_turn="no",
+            )
+            def look_up(city: str) -> str:
+                \"\"\"Looks things up.\"\"\"
+                return city
+            """,
+            [(5, "needs_approval"), (6, "ends_turn")],
+        ),
+        (
+            "agent/sandbox.py",
+            """\
+            from eve_runtime import define_sandbox
+
+            sandbox = define_sandbox(
+                backend="podman",
+                network="some",
+                timeout_seconds=0,
+            )
+            """,
+            [(4, "backend"), (5, "network"), (6, "timeout_seconds")],
+        ),
+        (
+            "agent/schedules/nightly.py",
+            """\
+            from eve_runtime import define_schedule
+
+            schedule = define_schedule(
+                cron="every night",
+                markdown="Sum up the day.",
+                missed="sometimes",
+            )
+            """,
+            [(4, "cron"), (6, "missed")],
+        ),
+    ],
+)
+def test_other_definers_report_every_problem_at_its_line(
+    tmp_path: Path, file: str, content: str, expected: list[tuple[int, str]]
+) -> None:
+    found = errors(diagnose(tmp_path, {file: content}))
+    assert [(d.code, d.line) for d in found] == [("compile/definition-invalid", line) for line, _ in expected]
+    for diagnostic, (_, field) in zip(found, expected, strict=True):
+        assert field in diagnostic.message
+        assert Path(diagnostic.source_path) == tmp_path / "app" / file

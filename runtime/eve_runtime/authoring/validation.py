@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 from eve_runtime.diagnostics import did_you_mean
 from eve_runtime.errors import DefinitionError, DefinitionProblem
 
-__all__ = ["field_path", "validated"]
+__all__ = ["Problems", "field_path", "validated"]
 
 T = TypeVar("T")
 
@@ -29,6 +29,27 @@ def field_path(location: tuple[int | str, ...]) -> str:
         else:
             parts.append(("." if parts else "") + item)
     return "".join(parts)
+
+
+class Problems:
+    """A definer's problems, collected so that one call reports them all (`raise_any()` at the end)."""
+
+    def __init__(self) -> None:
+        self.found: list[DefinitionProblem] = []
+
+    def add(self, field: str | None, message: str) -> None:
+        """Record that `field` is invalid; `message` names the definer and the field."""
+        self.found.append(DefinitionProblem(field, message))
+
+    def when(self, failed: bool, field: str | None, message: str) -> None:
+        """Record the problem if `failed` (a check written as one expression, whatever the annotations promise)."""
+        if failed:
+            self.add(field, message)
+
+    def raise_any(self) -> None:
+        """Raise one `DefinitionError` holding every problem recorded, if any was."""
+        if self.found:
+            raise DefinitionError.of(self.found)
 
 
 def _is_union_tag(item: str) -> bool:
