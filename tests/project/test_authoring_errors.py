@@ -432,3 +432,11 @@ def test_other_definers_report_every_problem_at_its_line(
     for diagnostic, (_, field) in zip(found, expected, strict=True):
         assert field in diagnostic.message
         assert Path(diagnostic.source_path) == tmp_path / "app" / file
+
+
+def test_the_cli_names_the_meant_keyword(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_app(tmp_path, {**MINIMAL_APP, "agent/agent.py": MISSPELLED})
+    code, output = eve_info(tmp_path, monkeypatch)
+    assert code == 1
+    assert "agent/agent.py:5" in output and "has no argument 'reasonning': did you mean 'reasoning'?" in output
+    assert "agent/agent.py:6" in output and "has no argument 'limit': did you mean 'limits'?" in output
