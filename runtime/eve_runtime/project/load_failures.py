@@ -112,7 +112,7 @@ def _unknown_keywords(
     if parameters is None:
         return []
     name = match["callable"]
-    ours = getattr(target, "__module__", "").startswith("eve_runtime")
+    ours = str(getattr(target, "__module__", None) or "").startswith("eve_runtime")
     found: list[Diagnostic] = []
     for keyword, line in keyword_lines(call).items():
         if keyword in parameters:
