@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from eve_runtime.models.ids import model_id_problem
+from eve_runtime.models.ids import model_id_problem, provider_problem
 
 __all__ = ["ModelChangeError", "current_model", "set_model"]
 
@@ -61,7 +61,7 @@ def set_model(agent_root: Path, model: str) -> Path:
     Raises:
         ModelChangeError: `model` is not a model id, or the file cannot be edited safely.
     """
-    problem = model_id_problem(model)
+    problem = model_id_problem(model) or provider_problem(model)
     if problem is not None:
         raise ModelChangeError(problem)
     agent_file = agent_root / "agent.py"

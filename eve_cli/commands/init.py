@@ -24,11 +24,11 @@ def _app_name(target: Path) -> str:
 
 
 def _checked(model: str) -> str:
-    from eve_runtime.models.ids import model_id_problem
+    from eve_runtime.models.ids import model_id_problem, provider_problem
 
-    problem = model_id_problem(model)
+    problem = model_id_problem(model) or provider_problem(model)
     if problem is not None:
-        fail(problem[0].upper() + problem[1:] + ".")
+        fail(problem[0].upper() + problem[1:] + ("" if problem.endswith("?") else "."))
     return model
 
 

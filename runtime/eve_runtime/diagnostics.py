@@ -8,13 +8,24 @@ match on them, never on the message text.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Diagnostic", "DiagnosticsSummary", "Severity", "error", "has_errors", "summarize", "warning"]
+__all__ = [
+    "Diagnostic",
+    "DiagnosticsSummary",
+    "Severity",
+    "closest",
+    "did_you_mean",
+    "error",
+    "has_errors",
+    "summarize",
+    "warning",
+]
 
 Severity = Literal["error", "warning"]
 
@@ -76,3 +87,19 @@ def summarize(diagnostics: Iterable[Diagnostic]) -> DiagnosticsSummary:
 def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:
     """Whether any diagnostic is an error."""
     return any(d.severity == "error" for d in diagnostics)
+
+
+def closest(word: str, choices: Iterable[str], *, cutoff: float = 0.6) -> str | None:
+    """The choice `word` is most likely a misspelling of, or None when none is close."""
+    options = [choice for choice in choices if choice != word]
+    found = difflib.get_close_matches(word, options, n=1, cutoff=cutoff)
+    if not found:  # `Reasoning` for `reasoning`: difflib compares case-sensitively
+        lowered = {choice.lower(): choice for choice in options}
+        found = [lowered[m] for m in difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=cutoff)]
+    return found[0] if found else None
+
+
+def did_you_mean(word: str, choices: Iterable[str], *, cutoff: float = 0.6) -> str:
+    """`did you mean 'x'?` for the closest of `choices`, or an empty string when none is close."""
+    match = closest(word, choices, cutoff=cutoff)
+    return f"did you mean {match!r}?" if match is not None else ""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from eve_runtime.diagnostics import Diagnostic
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CompileError",
     "DefinitionError",
+    "DefinitionProblem",
     "EveError",
     "ProjectNotFoundError",
     "RuntimeFailure",
@@ -52,16 +53,33 @@ class ProjectNotFoundError(UserError):
         )
 
 
+class DefinitionProblem(NamedTuple):
+    """One invalid argument of a `define_*` call."""
+
+    field: str | None
+    """The field, dotted for nested ones (`limits.session_timeout_ms`), when known."""
+    message: str
+    """What is wrong with it, naming the definer and the field."""
+
+
 class DefinitionError(UserError):
     """A `define_*` function, `@tool` or `disable_tool` received invalid arguments.
 
     Attributes:
-        field: The offending field, dotted for nested ones (`limits.session_timeout_ms`), when known.
+        field: The first offending field, dotted for nested ones (`limits.session_timeout_ms`), when known.
+        problems: Every problem found, the first one first (one entry unless the definer checks them all).
     """
 
-    def __init__(self, message: str, *, field: str | None = None) -> None:
+    def __init__(self, message: str, *, field: str | None = None, problems: Sequence[DefinitionProblem] = ()) -> None:
         self.field = field
+        self.problems: tuple[DefinitionProblem, ...] = tuple(problems) or (DefinitionProblem(field, message),)
         super().__init__(message)
+
+    @classmethod
+    def of(cls, problems: Sequence[DefinitionProblem]) -> DefinitionError:
+        """One error holding several problems; its message lists them all, one a line."""
+        message = "\n".join(problem.message for problem in problems)
+        return cls(message, field=problems[0].field, problems=problems)
 
 
 class CompileError(UserError):

@@ -203,10 +203,36 @@ def test_unknown_field_message_points_at_snake_case() -> None:
     assert "unknown field" in str(error)
 
 
-def test_only_the_first_bad_field_is_named_with_a_count_of_the_rest() -> None:
+def test_every_bad_field_is_a_problem_of_its_own() -> None:
     error = definition_error(define_agent, model="test", reasoning="max", tool="no", default_tools="no")
     assert error.field == "reasoning"
-    assert "2 more problem" in str(error)
+    assert [problem.field for problem in error.problems] == ["reasoning", "tool", "default_tools"]
+    assert all(problem.message.startswith("define_agent(): invalid field") for problem in error.problems)
+    assert str(error).splitlines() == [problem.message for problem in error.problems]
+
+
+def test_a_bad_model_is_reported_with_the_other_bad_fields() -> None:
+    error = definition_error(define_agent, model=42, limits={"session_timeout_ms": 0}, output_schema="x")
+    assert [problem.field for problem in error.problems] == ["model", "output_schema", "limits.session_timeout_ms"]
+
+
+def test_one_field_with_two_failing_union_members_is_one_problem() -> None:
+    error = definition_error(define_agent, model="test", limits={"session_timeout_ms": -1})
+    assert len(error.problems) == 1
+    assert "greater than 0" in error.problems[0].message and "False" in error.problems[0].message
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "suggestion"),
+    [
+        ({"limits": {"sesion_timeout_ms": 5}}, "session_timeout_ms"),
+        ({"experimental": {"workflow": {"worl": "local"}}}, "world"),
+        ({"compaction": {"threshold": 0.5}}, "threshold_percent"),
+    ],
+)
+def test_an_unknown_nested_field_names_the_closest_one(kwargs: dict[str, Any], suggestion: str) -> None:
+    error = definition_error(define_agent, model="test", **kwargs)
+    assert f"did you mean {suggestion!r}?" in str(error)
 
 
 def test_define_agent_takes_keywords_only() -> None:

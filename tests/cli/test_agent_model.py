@@ -61,3 +61,10 @@ def test_files_it_cannot_edit_safely_are_left_alone(tmp_path: Path, call: str, p
 def test_bad_model_ids_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ModelChangeError, match="not a model id"):
         set_model(agent_with(tmp_path, "agent = define_agent()"), "gpt 4")
+
+
+def test_an_unknown_provider_is_refused_with_the_closest(tmp_path: Path) -> None:
+    root = agent_with(tmp_path, "agent = define_agent()")
+    with pytest.raises(ModelChangeError, match="names the provider 'opanai'.*did you mean 'openai'"):
+        set_model(root, "opanai/gpt-4o-mini")
+    assert (root / "agent.py").read_text() == HEADER + "agent = define_agent()\n"

@@ -143,6 +143,13 @@ def test_invalid_model_ids_are_refused(runner: CliRunner, tmp_path: Path, model:
     assert not (tmp_path / "app").exists()
 
 
+def test_an_unknown_provider_is_refused(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["init", "app", "-n", "--model", "opanai/gpt-4o-mini"])
+    assert result.exit_code == 1
+    assert "names the provider 'opanai', which litellm does not know: did you mean 'openai'?" in result.output
+    assert not (tmp_path / "app").exists()
+
+
 def test_without_a_provider_key_the_test_model_is_chosen_and_explained(runner: CliRunner, tmp_path: Path) -> None:
     result = runner.invoke(app, ["init", "app", "-n"])
     assert result.exit_code == 0, result.output

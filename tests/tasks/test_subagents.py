@@ -122,13 +122,15 @@ async def test_the_child_session_has_its_own_stream_and_knows_its_parent(h: Harn
 
 
 PARENT_ON_FUNCTION = {
-    "agent/agent.py": 'from eve_runtime import define_agent\n\nagent = define_agent(model="fn/parent")\n'
+    "agent/agent.py": 'from eve_runtime import define_agent\n\nagent = define_agent(model="test/parent")\n'
 }
 
 
 async def parent_harness(tmp_path: Path, respond: Any) -> Harness:
     """The root agent answers through `respond`; the helper subagent runs on the `test` model."""
-    return await make_harness(tmp_path, {**HELPER, **PARENT_ON_FUNCTION}, models={"fn/parent": FunctionModel(respond)})
+    return await make_harness(
+        tmp_path, {**HELPER, **PARENT_ON_FUNCTION}, models={"test/parent": FunctionModel(respond)}
+    )
 
 
 async def test_the_model_reads_the_receipt_the_tasks_note_and_the_result(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ its name comes from the app folder (or `pyproject.toml`), a subagent's from its 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -22,7 +22,7 @@ from pydantic import (
 
 from eve_runtime.authoring.dynamic import DynamicResolver
 from eve_runtime.authoring.validation import validated
-from eve_runtime.errors import DefinitionError
+from eve_runtime.errors import DefinitionError, DefinitionProblem
 
 __all__ = [
     "DEFAULT_MAX_INPUT_TOKENS_PER_SESSION",
@@ -222,13 +222,14 @@ def define_agent(
         agent = define_agent(model="openai/gpt-4o-mini", limits={"max_output_tokens_per_session": 200_000})
         ```
     """
-    normalized_model = _normalize_model(model)
-    schema = _normalize_schema(output_schema)
+    earlier: list[DefinitionProblem] = []  # every problem is reported at once, these with pydantic's
+    normalized_model = _normalized(_normalize_model, model, earlier)
+    schema = _normalized(_normalize_schema, output_schema, earlier)
     fields: dict[str, Any] = {
         "model": normalized_model,
         "description": description,
         "reasoning": reasoning,
-        "model_options": dict(model_options or {}),
+        "model_options": dict(model_options) if isinstance(model_options, Mapping) else model_options or {},
         "model_context_window_tokens": model_context_window_tokens,
         "output_schema": schema,
         "tool": tool,
@@ -243,4 +244,13 @@ def define_agent(
     ):
         if value is not None:
             fields[name] = value
-    return validated("define_agent", lambda: AgentConfig.model_validate(fields))
+    return validated("define_agent", lambda: AgentConfig.model_validate(fields), model=AgentConfig, earlier=earlier)
+
+
+def _normalized(normalize: Callable[[Any], Any], value: object, problems: list[DefinitionProblem]) -> Any:
+    """`normalize(value)`, or None with its problems added to `problems`."""
+    try:
+        return normalize(value)
+    except DefinitionError as exc:
+        problems.extend(exc.problems)
+        return None

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from eve_runtime.authoring.sandbox_session import SandboxBackend
+from eve_runtime.authoring.validation import Problems
 from eve_runtime.errors import DefinitionError
 
 __all__ = [
@@ -164,37 +165,56 @@ def define_sandbox(
         max_output_bytes: Bytes of stdout and of stderr one command keeps (the end of each).
         description: Shown in `eve info`.
     """
+    problems = Problems()
     if isinstance(backend, str):
         if backend not in BACKEND_NAMES:
-            raise DefinitionError(
+            problems.add(
+                "backend",
                 f"define_sandbox(): unknown backend {backend!r}; use one of {', '.join(BACKEND_NAMES)} "
                 "or an object implementing SandboxBackend",
-                field="backend",
             )
-    elif not isinstance(backend, SandboxBackend):
-        raise DefinitionError(
+    else:
+        problems.when(
+            not isinstance(backend, SandboxBackend),
+            "backend",
             "define_sandbox(): 'backend' must be a name or an object with name, isolated, unavailable() and run()",
-            field="backend",
         )
     commands = tuple(bootstrap or ())
-    if isinstance(bootstrap, str) or not all(isinstance(c, str) and c.strip() for c in commands):
-        raise DefinitionError("define_sandbox(): 'bootstrap' must be a list of shell commands", field="bootstrap")
+    problems.when(
+        isinstance(bootstrap, str) or not all(isinstance(c, str) and c.strip() for c in commands),
+        "bootstrap",
+        "define_sandbox(): 'bootstrap' must be a list of shell commands",
+    )
     env = dict(environment or {})
-    if not all(isinstance(k, str) and k and "=" not in k and isinstance(v, str) for k, v in env.items()):
-        raise DefinitionError("define_sandbox(): 'environment' must map variable names to strings", field="environment")
-    if not _positive(timeout_seconds):
-        raise DefinitionError("define_sandbox(): 'timeout_seconds' must be a number > 0", field="timeout_seconds")
-    if isinstance(max_output_bytes, bool) or not isinstance(max_output_bytes, int) or max_output_bytes < 1024:
-        raise DefinitionError(
-            "define_sandbox(): 'max_output_bytes' must be an integer >= 1024", field="max_output_bytes"
-        )
-    if description is not None and not isinstance(description, str):
-        raise DefinitionError("define_sandbox(): 'description' must be a string", field="description")
+    problems.when(
+        not all(isinstance(k, str) and k and "=" not in k and isinstance(v, str) for k, v in env.items()),
+        "environment",
+        "define_sandbox(): 'environment' must map variable names to strings",
+    )
+    policy = NetworkPolicy()
+    try:
+        policy = _network(network)
+    except DefinitionError as exc:
+        problems.found.extend(exc.problems)
+    problems.when(
+        not _positive(timeout_seconds), "timeout_seconds", "define_sandbox(): 'timeout_seconds' must be a number > 0"
+    )
+    problems.when(
+        isinstance(max_output_bytes, bool) or not isinstance(max_output_bytes, int) or max_output_bytes < 1024,
+        "max_output_bytes",
+        "define_sandbox(): 'max_output_bytes' must be an integer >= 1024",
+    )
+    problems.when(
+        description is not None and not isinstance(description, str),
+        "description",
+        "define_sandbox(): 'description' must be a string",
+    )
+    problems.raise_any()
     return SandboxConfig(
         backend=backend,
         bootstrap=commands,
         environment=env,
-        network=_network(network),
+        network=policy,
         timeout_seconds=float(timeout_seconds),
         max_output_bytes=max_output_bytes,
         description=description,

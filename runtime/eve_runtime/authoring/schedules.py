@@ -32,7 +32,7 @@ from typing import Any, Literal, Protocol
 
 from eve_runtime.authoring.channel_auth import Principal
 from eve_runtime.authoring.channels import Channel
-from eve_runtime.errors import DefinitionError
+from eve_runtime.authoring.validation import Problems
 
 __all__ = [
     "APP_AUTH",
@@ -198,16 +198,15 @@ def define_schedule(
         missed: `"latest"` (default) runs the latest fire missed while no server ran once at
             start; `"skip"` drops missed fires.
     """
-    problem = cron_problem(cron)
-    if problem is not None:
-        raise DefinitionError(f"define_schedule(): {problem}", field="cron")
+    problems = Problems()
+    cron_wrong, missed_wrong = cron_problem(cron), missed_problem(missed)
+    problems.when(cron_wrong is not None, "cron", f"define_schedule(): {cron_wrong}")
     if (markdown is None) == (run is None):
-        raise DefinitionError("define_schedule(): give exactly one of 'markdown' or 'run'", field="markdown")
-    if markdown is not None and (not isinstance(markdown, str) or not markdown.strip()):
-        raise DefinitionError("define_schedule(): 'markdown' must be a non-empty prompt", field="markdown")
-    if run is not None and not callable(run):
-        raise DefinitionError("define_schedule(): 'run' must be a function", field="run")
-    problem = missed_problem(missed)
-    if problem is not None:
-        raise DefinitionError(f"define_schedule(): {problem}", field="missed")
+        problems.add("markdown", "define_schedule(): give exactly one of 'markdown' or 'run'")
+    else:
+        blank = markdown is not None and (not isinstance(markdown, str) or not markdown.strip())
+        problems.when(blank, "markdown", "define_schedule(): 'markdown' must be a non-empty prompt")
+        problems.when(run is not None and not callable(run), "run", "define_schedule(): 'run' must be a function")
+    problems.when(missed_wrong is not None, "missed", f"define_schedule(): {missed_wrong}")
+    problems.raise_any()
     return Schedule(cron=cron, markdown=markdown, run=run, missed=missed)

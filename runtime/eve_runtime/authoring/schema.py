@@ -73,6 +73,8 @@ class FunctionSchema:
     kind: FunctionKind
     """`sync`, `async`, `generator` or `async-generator`."""
     _bind: _Bind = field(repr=False, compare=False)
+    untyped: tuple[str, ...] = ()
+    """The input parameters without a type annotation: the model may send any JSON value for them."""
 
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Validate the model's JSON arguments and return the keyword arguments for the call.
@@ -174,7 +176,8 @@ def function_schema(function: Callable[..., Any]) -> FunctionSchema:
         else "sync"
     )
     output_schema = _output_schema(hints.get("return", Any), kind)
-    return FunctionSchema(input_schema, description, context, output_schema, kind, bind)
+    untyped = tuple(param.name for param, _ in params if param.annotation is param.empty)
+    return FunctionSchema(input_schema, description, context, output_schema, kind, bind, untyped)
 
 
 def _fields_input(

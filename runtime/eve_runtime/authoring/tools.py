@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
+from eve_runtime.authoring.validation import Problems
 from eve_runtime.errors import DefinitionError
 
 __all__ = ["ApprovalPolicy", "DisabledTool", "ToolOptions", "disable_tool", "tool", "tool_options"]
@@ -112,20 +113,27 @@ def tool(
             ...
         ```
     """
-    if not isinstance(needs_approval, bool) and not callable(needs_approval):
-        raise DefinitionError("@tool: 'needs_approval' must be True, False or a function", field="needs_approval")
-    if description is not None and (not isinstance(description, str) or not description.strip()):
-        raise DefinitionError("@tool: 'description' must be a non-empty string", field="description")
-    if not isinstance(ends_turn, bool):
-        raise DefinitionError("@tool: 'ends_turn' must be True or False", field="ends_turn")
-    if to_model_output is not None and not callable(to_model_output):
-        raise DefinitionError("@tool: 'to_model_output' must be a function", field="to_model_output")
-    if not isinstance(workflow, bool):
-        raise DefinitionError("@tool: 'workflow' must be True or False", field="workflow")
-    if not isinstance(task, bool):
-        raise DefinitionError("@tool: 'task' must be True or False", field="task")
-    if not isinstance(serve, bool):
-        raise DefinitionError("@tool: 'serve' must be True or False", field="serve")
+    problems = Problems()
+    problems.when(
+        not isinstance(needs_approval, bool) and not callable(needs_approval),
+        "needs_approval",
+        "@tool: 'needs_approval' must be True, False or a function",
+    )
+    problems.when(
+        description is not None and (not isinstance(description, str) or not description.strip()),
+        "description",
+        "@tool: 'description' must be a non-empty string",
+    )
+    problems.when(not isinstance(ends_turn, bool), "ends_turn", "@tool: 'ends_turn' must be True or False")
+    problems.when(
+        to_model_output is not None and not callable(to_model_output),
+        "to_model_output",
+        "@tool: 'to_model_output' must be a function",
+    )
+    problems.when(not isinstance(workflow, bool), "workflow", "@tool: 'workflow' must be True or False")
+    problems.when(not isinstance(task, bool), "task", "@tool: 'task' must be True or False")
+    problems.when(not isinstance(serve, bool), "serve", "@tool: 'serve' must be True or False")
+    problems.raise_any()
     task = task or serve
     options = ToolOptions(
         needs_approval=needs_approval,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["is_test_model", "model_id_problem"]
+__all__ = ["is_test_model", "model_id_problem", "provider_problem"]
 
 _PROVIDER_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*(/[^\s/\"'\\]+)+")
 _TEST_MODEL = re.compile(r"test(/[^\s/\"'\\]+)*")
@@ -27,3 +27,22 @@ def model_id_problem(model_id: str) -> str | None:
         f"{model_id!r} is not a model id: use 'test' (the offline test model) or a litellm 'provider/model' "
         "id such as 'openai/gpt-5.4-mini' or 'anthropic/claude-sonnet-4-6', without spaces or quotes"
     )
+
+
+def provider_problem(model_id: str) -> str | None:
+    """Why the provider of a `provider/model` id is not one litellm routes, or None when it is (or eve cannot tell).
+
+    The message names the closest provider (`opanai` -> `openai`). Call it on ids that pass
+    `model_id_problem`; with `model_options={"custom_llm_provider": ...}` litellm routes any id, so skip it then.
+    """
+    from eve_runtime.diagnostics import did_you_mean
+    from eve_runtime.models.provider_names import litellm_providers
+
+    if is_test_model(model_id) or "/" not in model_id:
+        return None
+    providers = litellm_providers()
+    provider = model_id.split("/", 1)[0]
+    if providers is None or provider in providers:
+        return None
+    hint = did_you_mean(provider, providers) or "see https://docs.litellm.ai/docs/providers for the names"
+    return f"{model_id!r} names the provider {provider!r}, which litellm does not know: {hint}"

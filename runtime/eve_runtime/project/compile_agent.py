@@ -12,6 +12,7 @@ from eve_runtime.authoring.dynamic import DynamicResolver
 from eve_runtime.authoring.sandbox import SandboxConfig
 from eve_runtime.diagnostics import Diagnostic
 from eve_runtime.models.ids import is_test_model
+from eve_runtime.project.call_sites import definer_keyword_line
 from eve_runtime.project.compile_channels import compile_channels
 from eve_runtime.project.compile_connections import check_collisions, compile_connections
 from eve_runtime.project.compile_content import compile_hooks, compile_instructions, compile_schedules
@@ -187,13 +188,15 @@ def _check_config(
             )
         )
     if isinstance(config.model, str):
-        from eve_runtime.models.ids import model_id_problem
+        from eve_runtime.models.ids import model_id_problem, provider_problem
 
         problem = model_id_problem(config.model)
+        if problem is None and "custom_llm_provider" not in config.model_options:  # that routes any id
+            problem = provider_problem(config.model)
         if problem is not None:
-            diagnostics.append(
-                dg.error("compile/model-invalid", f"{source.logical_path}: {problem}.", path, node_id=node_id)
-            )
+            line = definer_keyword_line(path, "define_agent", "model") if path.is_file() else None
+            message = f"{source.logical_path}: {problem}{'' if problem.endswith('?') else '.'}"
+            diagnostics.append(dg.error("compile/model-invalid", message, path, line=line, node_id=node_id))
     if isinstance(config.model, DynamicResolver):
         unsupported = sorted(set(config.model.event_names) - MODEL_EVENTS)
         if unsupported:

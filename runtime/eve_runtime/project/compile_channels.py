@@ -35,9 +35,8 @@ def compile_channels(sources: AgentSources, loader: ModuleLoader, diagnostics: l
     owners: dict[tuple[str, str], str] = {}
     for named in sources.channels:
         is_eve = named.name == EVE
-        module = loader.load(named.source.path, node_id=node_id)
-        if isinstance(module, Diagnostic):
-            diagnostics.append(module)
+        module = loader.load_into(named.source.path, diagnostics, node_id=node_id)
+        if module is None:
             continue
         found = find_definition(
             module,

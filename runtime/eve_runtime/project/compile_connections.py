@@ -70,9 +70,8 @@ def compile_connections(
     compiled = CompiledConnections()
     for named in sources.connections:
         path = named.source.path
-        module = loader.load(path, node_id=node_id)
-        if isinstance(module, Diagnostic):
-            diagnostics.append(module)
+        module = loader.load_into(path, diagnostics, node_id=node_id)
+        if module is None:
             continue
         found = find_definition(
             module,

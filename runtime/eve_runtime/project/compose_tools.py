@@ -28,6 +28,7 @@ from eve_runtime.project.manifest import (
 )
 from eve_runtime.project.runtime_agent import RuntimeTool
 from eve_runtime.project.sources import ROOT_NODE_ID, AgentSources, NamedSource
+from eve_runtime.project.tool_hints import untyped_parameter_warnings
 from eve_runtime.sandbox import FRAMEWORK_TOOLS, framework_function, framework_tool_name
 
 __all__ = ["DYNAMIC_TOOL_EVENTS", "ComposedTools", "compose_tools", "framework_source", "runtime_tool", "source_info"]
@@ -97,9 +98,8 @@ def compose_tools(
     node_id = sources.node_id
     composed = ComposedTools()
     for named in sources.tools:
-        module = loader.load(named.source.path, node_id=node_id)
-        if isinstance(module, Diagnostic):
-            diagnostics.append(module)
+        module = loader.load_into(named.source.path, diagnostics, node_id=node_id)
+        if module is None:
             continue
         _compose_file(named, module, composed, diagnostics, node_id=node_id, subagent_names=subagent_names)
     _compose_framework(sources, config, composed, diagnostics, network or NetworkPolicy())
@@ -202,6 +202,7 @@ def _compose_file(
             )
         )
         return
+    diagnostics.extend(untyped_parameter_warnings(named.name, function, schema, path, node_id=node_id))
     source = source_info(node_id, named, export=function.__name__)
     tool = runtime_tool(named.name, function, schema, options, description, source)
     if framework_tool_name(function) == named.name:  # an opt-in framework tool turned on: eve's input schema

@@ -78,9 +78,8 @@ def module_definition(
     preferred: str | None = None,
 ) -> Found | None:
     """Load `source` and find its one definition of `kinds`; None with the problem reported in `diagnostics`."""
-    module = loader.load(source.path, node_id=node_id)
-    if isinstance(module, Diagnostic):
-        diagnostics.append(module)
+    module = loader.load_into(source.path, diagnostics, node_id=node_id)
+    if module is None:
         return None
     found = find_definition(
         module, kinds, path=source.path, what=what, example=example, node_id=node_id, preferred=preferred

@@ -27,6 +27,7 @@ from eve_runtime.project.grammar import (
     walk_named_directory,
 )
 from eve_runtime.project.paths import AppPaths, app_name
+from eve_runtime.project.root_entries import check_root_entries, misnamed_files
 from eve_runtime.project.sources import ROOT_NODE_ID, AgentSources, NamedSource, Source, SourceGraph, SourceKind
 
 __all__ = ["discover"]
@@ -45,15 +46,6 @@ IGNORED_ROOT_DIRECTORIES = frozenset(
         ".ruff_cache",
     }
 )
-SLOT_DIRECTORIES = frozenset(
-    {"tools", "skills", "hooks", "schedules", "subagents", "lib", "instructions", "sandbox", "connections"}
-)
-UNSUPPORTED_SLOTS = {
-    "memory": "memory slots",
-    "instrumentation": "instrumentation",
-    "extensions": "extensions",
-}
-"""eve slots this version does not run yet: reported once as a warning, never silently ignored."""
 RESERVED_SUBAGENT_NAMES = frozenset({"agent"})
 
 
@@ -73,6 +65,7 @@ def _discover_agent(
     is_root = parent is None
     entries = list_entries(root)
     by_name = {entry.name: entry for entry in entries}
+    misnamed = misnamed_files(entries)
     agent = AgentSources(node_id=node_id, parent_node_id=parent, name=name, root=root)
 
     config = by_name.get("agent.py")
@@ -83,14 +76,14 @@ def _discover_agent(
             dg.error(
                 "discover/subagent-config-missing",
                 f"Subagent {name!r} has no agent.py. Create {str(root / 'agent.py')!r} with "
-                "agent = define_agent(model=..., description=...).",
+                f"agent = define_agent(model=..., description=...).{_meant(misnamed, 'agent.py')}",
                 root,
                 node_id=node_id,
             )
         )
 
     agent.instructions = _discover_instructions(
-        root, entries, required=is_root, node_id=node_id, diagnostics=diagnostics
+        root, entries, misnamed, required=is_root, node_id=node_id, diagnostics=diagnostics
     )
     agent.tools = _walk(
         root,
@@ -147,46 +140,9 @@ def _discover_agent(
             rule=CHANNEL_NAME_RULE,
         )
 
-    for entry in entries:
-        if not entry.is_dir:
-            continue
-        if entry.name in IGNORED_ROOT_DIRECTORIES or entry.name in SLOT_DIRECTORIES or entry.name == "schedules":
-            continue
-        if entry.name == "channels" and is_root:
-            continue
-        if entry.name in UNSUPPORTED_SLOTS:
-            diagnostics.append(
-                dg.warning(
-                    "discover/slot-unsupported",
-                    f"Ignoring {entry.name}/: {UNSUPPORTED_SLOTS[entry.name]} are not supported by this version of eve "
-                    "for Python yet.",
-                    entry.path,
-                    node_id=node_id,
-                )
-            )
-            continue
-        where = "in a subagent (channels belong to the root agent)" if entry.name == "channels" else ""
-        diagnostics.append(
-            dg.warning(
-                "discover/unsupported-directory",
-                f"Ignoring unsupported directory {str(entry.path)!r}{' ' + where if where else ''}. Agent folders hold "
-                "tools/, skills/, hooks/, schedules/, subagents/, instructions/ and lib/; put helper code in lib/.",
-                entry.path,
-                node_id=node_id,
-            )
-        )
-    for slot in sorted(UNSUPPORTED_SLOTS):
-        file = by_name.get(f"{slot}.py")
-        if file is not None and not file.is_dir:
-            diagnostics.append(
-                dg.warning(
-                    "discover/slot-unsupported",
-                    f"Ignoring {file.name}: {UNSUPPORTED_SLOTS[slot]} are not supported by this version of eve "
-                    "for Python yet.",
-                    file.path,
-                    node_id=node_id,
-                )
-            )
+    check_root_entries(
+        entries, misnamed, is_root=is_root, ignored=IGNORED_ROOT_DIRECTORIES, node_id=node_id, diagnostics=diagnostics
+    )
     agent.subagents = _discover_subagents(root, node_id, diagnostics)
     return agent
 
@@ -253,7 +209,13 @@ def _flat_slot(
 
 
 def _discover_instructions(
-    root: Path, entries: list[Entry], *, required: bool, node_id: str, diagnostics: list[Diagnostic]
+    root: Path,
+    entries: list[Entry],
+    misnamed: dict[str, str],
+    *,
+    required: bool,
+    node_id: str,
+    diagnostics: list[Diagnostic],
 ) -> list[Source]:
     flat, collided = _flat_slot(entries, "instructions", root, node_id, diagnostics)
     sources = [flat] if flat is not None else []
@@ -284,12 +246,22 @@ def _discover_instructions(
             dg.error(
                 "discover/required-instructions-missing",
                 f"The agent has no instructions: create {str(root / 'instructions.md')!r} (or instructions.py, "
-                "or an instructions/ folder) with the agent's always-on prompt.",
+                "or an instructions/ folder) with the agent's always-on prompt."
+                f"{_meant(misnamed, 'instructions.md', 'instructions.py')}",
                 root,
                 node_id=node_id,
             )
         )
     return []
+
+
+def _meant(misnamed: dict[str, str], *names: str) -> str:
+    """` Found 'x': did you mean 'y'?` for a misnamed file meant as one of `names` (then no longer warned about)."""
+    for found, meant in list(misnamed.items()):
+        if meant in names:
+            del misnamed[found]
+            return f" Found {found!r}: did you mean {meant!r}? Rename it."
+    return ""
 
 
 def _discover_skills(root: Path, node_id: str, diagnostics: list[Diagnostic]) -> list[NamedSource]:

@@ -7,7 +7,8 @@ the agent folder, so `agent/tools/get_weather.py` becomes `_eve_app_1.tools.get_
 - relative imports inside `agent/` work (`from ..lib.weather import forecast`);
 - two generations of the same app live side by side until the old one is released.
 
-A failure inside a user file becomes a diagnostic naming the file and line, never a traceback.
+A failure inside a user file becomes diagnostics naming the file and line, never a traceback
+(see `eve_runtime.project.load_failures`).
 """
 
 from __future__ import annotations
@@ -18,14 +19,13 @@ import importlib.machinery
 import importlib.util
 import itertools
 import sys
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from types import CodeType, ModuleType
 
 from eve_runtime import diagnostics as dg
 from eve_runtime.diagnostics import Diagnostic
-from eve_runtime.errors import DefinitionError
+from eve_runtime.project.load_failures import failure_diagnostics
 
 __all__ = ["ModuleLoader"]
 
@@ -88,37 +88,40 @@ class ModuleLoader:
         return ".".join([self.namespace, *parts])
 
     def load(self, path: Path, *, node_id: str = "__root__") -> ModuleType | Diagnostic:
-        """Import one user file, or describe why it failed."""
+        """Import one user file, or describe (the first thing) that failed."""
+        found: list[Diagnostic] = []
+        module = self.load_into(path, found, node_id=node_id)
+        return module if module is not None else found[0]
+
+    def load_into(self, path: Path, diagnostics: list[Diagnostic], *, node_id: str = "__root__") -> ModuleType | None:
+        """Import one user file; None when it failed, with every problem found added to `diagnostics`."""
         name = self.module_name(path)
         try:
             return importlib.import_module(name)
-        except DefinitionError as exc:
-            file, line = self._user_location(exc, path)
-            message = f"{exc} (in {self._relative(file)})"
-            return dg.error("compile/definition-invalid", message, file, line=line, node_id=node_id)
         except SyntaxError as exc:
             file = Path(exc.filename) if exc.filename else path
-            return dg.error(
-                "compile/module-import-failed",
-                f"{self._relative(file)} has a syntax error: {exc.msg}",
-                file,
-                line=exc.lineno,
-                node_id=node_id,
+            diagnostics.append(
+                dg.error(
+                    "compile/module-import-failed",
+                    f"{self._relative(file)} has a syntax error: {exc.msg}",
+                    file,
+                    line=exc.lineno,
+                    node_id=node_id,
+                )
             )
         except (Exception, SystemExit) as exc:  # whatever a user module raises is reported, not propagated
-            file, line = self._user_location(exc, path)
-            hint = ""
-            if isinstance(exc, ModuleNotFoundError) and exc.name and not exc.name.startswith(self.namespace):
-                hint = f" Install it (add {exc.name.split('.')[0]!r} to your app's dependencies) or fix the import."
-            return dg.error(
-                "compile/module-import-failed",
-                # the private namespace means nothing to the user: show `agent.lib` for `_eve_app_3.lib`
-                f"Importing {self._relative(path)} failed: {type(exc).__name__}: "
-                f"{str(exc).replace(self.namespace, 'agent')}.{hint}",
-                file,
-                line=line,
-                node_id=node_id,
+            diagnostics.extend(
+                failure_diagnostics(
+                    exc,
+                    path,
+                    agent_root=self.agent_root,
+                    namespace=self.namespace,
+                    module_name=self.module_name,
+                    relative=self._relative,
+                    node_id=node_id,
+                )
             )
+        return None
 
     def owns(self, module_name: str) -> bool:
         """Whether a module (by import name) is this generation's."""
@@ -140,12 +143,3 @@ class ModuleLoader:
             return path.resolve().relative_to(self.agent_root.parent).as_posix()
         except ValueError:
             return str(path)
-
-    def _user_location(self, exc: BaseException, fallback: Path) -> tuple[Path, int | None]:
-        """The innermost traceback frame inside the agent folder: where the user's mistake is."""
-        location: tuple[Path, int | None] = (fallback, None)
-        for frame in traceback.extract_tb(exc.__traceback__):
-            frame_path = Path(frame.filename)
-            if frame_path.is_relative_to(self.agent_root):
-                location = (frame_path, frame.lineno)
-        return location
