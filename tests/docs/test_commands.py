@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +23,7 @@ import pytest
 
 from eve_runtime.project.compiler import CompiledApp, compile_app
 from tests.docs.checks import ROOT, check_eve, check_make, curl_request, described, route_matches
-from tests.docs.shell import Command, commands_of
+from tests.docs.shell import CodeBlock, Command, code_blocks, commands_of
 from tests.server.support import LiveServer, scaffold_app
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -124,3 +125,28 @@ def test_offline_commands_run(path: Path, tmp_path: Path) -> None:
             timeout=60,
         )
         assert run.returncode == 0, f"{command.where}: `{command}` exited {run.returncode}:\n{run.stdout}{run.stderr}"
+
+
+CLIENT_EXAMPLES = [
+    block
+    for path in (ROOT / "README.md", ROOT / "docs" / "client.md")
+    for block in code_blocks(path)
+    if block.language == "python" and "EveClient(" in block.text
+]
+
+
+@pytest.mark.parametrize("block", CLIENT_EXAMPLES, ids=lambda block: f"{block.path.name}:{block.line}")
+def test_the_client_examples_run(block: CodeBlock, served: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    """The Python client examples, as written, against a real server on the `test` model."""
+    code = block.text.replace("http://127.0.0.1:2000", served.url)
+    if "AsyncEveClient(" in code:  # top-level `async with` runs in a coroutine
+        code = "import asyncio\n\nasync def main():\n" + textwrap.indent(code, "    ") + "\n\nasyncio.run(main())\n"
+    exec(compile(code, f"{block.path.name}:{block.line}", "exec"), {"__name__": "example"})
+    out = capsys.readouterr().out
+    if block.path.name == "README.md":
+        reply, summary = out.splitlines()
+        assert reply == 'get_weather -> {"city":"Paris","condition":"Sunny","temperatureF":72}'
+        status, tokens = summary.split()
+        assert status == "completed" and int(tokens) > 0
+    else:
+        assert out.strip(), f"{block.path.name}:{block.line} printed nothing"
