@@ -43,11 +43,12 @@ class Turn:
 
     Iterate it for the turn's [typed events][eve_runtime.client.events.StreamEvent], or
     `text()` for the assistant's text deltas; either ends at the turn's boundary (see
-    [`TurnResult`][eve_runtime.client.TurnResult]); events of a turn that was still running when
-    the message went in are skipped (`result().events` keeps them). Reading is one pass: breaking out and
-    iterating again continues where it stopped, and `result()` reads whatever is left. Each model
-    call streams its own text: the deltas of a step that narrates before calling tools come
-    first, then those of the next step (`MessageAppended.step_index` tells them apart).
+    [`TurnResult`][eve_runtime.client.TurnResult]). Events of a turn that was still running when
+    the message went in are skipped (`result().events` keeps them). Reading is one pass:
+    breaking out and iterating again continues where it stopped, and `result()` reads whatever
+    is left. Each model call streams its own text: the deltas of a step that narrates before
+    calling tools come first, then those of the next step (`MessageAppended.step_index` tells
+    them apart).
     """
 
     def __init__(self, client: SessionClient, session_id: str, start_index: int, delivery_id: str | None) -> None:
