@@ -5,7 +5,10 @@ iterator:
 
 ```python
 async with AsyncEveClient("http://127.0.0.1:2000") as eve:
-    session_id = await eve.create("hello")
+    async for delta in eve.session().send("hello").text():  # one turn, as it streams
+        print(delta, end="")
+
+    session_id = await eve.create("hello")  # or the API's calls one by one
     async for event in eve.stream(session_id):
         print(event["type"])
         if event["type"] == "session.waiting":
@@ -36,6 +39,7 @@ from eve_runtime.client._protocol import (
     schedule_path,
     session_path,
 )
+from eve_runtime.client.async_session import AsyncSession
 from eve_runtime.client.errors import ResponseError, ServerUnreachable
 from eve_runtime.client.parts import Event
 from eve_runtime.client.result import TurnResult, TurnWatch
@@ -90,6 +94,10 @@ class AsyncEveClient:
                 if delay is None:
                     raise
                 await anyio.sleep(delay)
+
+    def session(self, session_id: str | None = None) -> AsyncSession:
+        """An [`AsyncSession`][eve_runtime.client.AsyncSession]: one by id, else a new one its first `send` creates."""
+        return AsyncSession(self, session_id)
 
     # -- the API ----------------------------------------------------------------------------
 

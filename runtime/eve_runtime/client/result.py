@@ -8,7 +8,7 @@ waits for the next message), `session.completed` or `session.failed`, or `turn.w
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from eve_runtime.client.parts import Event, InputRequest, TurnError, Usage
@@ -32,6 +32,9 @@ class TurnResult:
         data: The turn's `result.completed` value (a turn with an output schema), else None.
         pending: The requests waiting for a person when the read stopped.
         usage: The session's running usage total at the end of the read.
+        turn_usage: The usage of the model calls this read saw end (`step.completed`): the
+            turn's, when the read started with the turn (after an answer to a request, the
+            calls since the answer).
         error: Why the turn (or the session) failed.
         next_index: The cursor after the last event read: where the next read starts.
         events: The events read, in order.
@@ -47,6 +50,7 @@ class TurnResult:
     error: TurnError | None
     next_index: int
     events: tuple[Event, ...]
+    turn_usage: Usage = field(default_factory=Usage)
 
 
 class TurnWatch:
@@ -68,6 +72,8 @@ class TurnWatch:
         self.events: list[Event] = []
         self.status: TurnStatus = "completed"
         self.finished = False
+        self.turn_usage = Usage()
+        """The usage of the model calls read so far (`step.completed`)."""
 
     def push(self, event: Event) -> bool:
         """Take one event; True once the turn reached its boundary (push nothing more after that)."""
@@ -79,6 +85,8 @@ class TurnWatch:
             self.armed = True
         kind = event.get("type")
         data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        if self.armed and kind == "step.completed" and isinstance(data, dict) and isinstance(data.get("usage"), dict):
+            self.turn_usage = self.turn_usage + Usage.from_wire(data["usage"])
         if kind == "turn.started":
             self.status = "completed"
         elif kind in ("turn.failed", "session.failed"):
@@ -108,4 +116,5 @@ class TurnWatch:
             error=conversation.error if self.status == "failed" else None,
             next_index=next_index,
             events=tuple(self.events),
+            turn_usage=self.turn_usage,
         )

@@ -4,9 +4,9 @@
 from eve_runtime.client import EveClient
 
 with EveClient("http://127.0.0.1:2000") as eve:
-    session_id = eve.create("What is the weather in Paris?")
-    result = eve.result(session_id)
-    print(result.status, result.reply)
+    session = eve.session()
+    for delta in session.send("Hello!").text():
+        print(delta, end="", flush=True)
 ```
 """
 
@@ -36,6 +36,7 @@ from eve_runtime.client._protocol import (
 from eve_runtime.client.errors import ResponseError, ServerUnreachable
 from eve_runtime.client.parts import Event
 from eve_runtime.client.result import TurnResult, TurnWatch
+from eve_runtime.client.session import Session
 
 __all__ = ["EveClient"]
 
@@ -100,6 +101,14 @@ class EveClient:
                 if delay is None:
                     raise
                 time.sleep(delay)
+
+    def session(self, session_id: str | None = None) -> Session:
+        """A [`Session`][eve_runtime.client.Session]: an existing one by id, else a new one its first `send` creates.
+
+        `session.send(message)` returns the [`Turn`][eve_runtime.client.Turn] that takes the
+        message: iterate `turn.text()` for the reply as it streams, then `turn.result()`.
+        """
+        return Session(self, session_id)
 
     # -- the API ----------------------------------------------------------------------------
 

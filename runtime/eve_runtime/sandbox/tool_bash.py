@@ -7,7 +7,7 @@ outlives the sandbox's time limit is killed with everything it started and repor
 note in front when it was cut.
 
 Unlike eve, a long command does not turn into a background job after 30 s: it runs until it
-ends or reaches the limit (see the README).
+ends or reaches the limit (see docs/departures.md).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ address ([`replace_stranded`], called by `eve_runtime.sessions.addresses.Address
   `{"sessionId": <old id>}`, and `ctx.session.predecessor` (tools, hooks, dynamic resolvers) is
   a [`Predecessor`][eve_runtime.authoring.context.Predecessor];
 - it starts with no history of the old one; a dynamic user-role instruction may read the old
-  conversation with `sessions.attach(...)` and `transcript_of(...)` (see the README);
+  conversation with `sessions.attach(...)` and `transcript_of(...)` (see docs/skills-schedules-hooks.md);
 - concurrent messages for the stranded session all reach the same one fresh session (it is
   created once, by an operation id derived from the old session's id, and takes the address
   from the old session in the same transaction), and the old session is retired once;
