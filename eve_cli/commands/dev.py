@@ -34,12 +34,12 @@ def _log_file(app_root: Path) -> Path:
     return app_root / ".eve" / "logs" / f"dev-{stamp}-{os.getpid()}.log"
 
 
-def _attach(app_root: Path, url: str) -> None:
+def _attach(app_root: Path, url: str, pid: int) -> None:
     import asyncio
 
     from eve_cli.tui import chat
 
-    asyncio.run(chat(url, app_root=app_root))
+    asyncio.run(chat(url, app_root=app_root, attached_to=pid))
 
 
 def dev(
@@ -67,7 +67,7 @@ def dev(
                 "when eve dev starts the server. Stop that one (/quit or Ctrl-C there) and start again."
             )
         if with_ui:
-            _attach(app_root, running.url)
+            _attach(app_root, running.url, running.pid)
             return
         out.print(f"eve dev is already running for this app: {running.url} (pid {running.pid}).")
         out.print("Talk to it there; stop it (Ctrl-C in its terminal) to start another.")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
-from eve_cli._session_view import STATUS_STYLE
+from eve_cli._session_view import STATUS_STYLE, session_preview, session_state
 
 if TYPE_CHECKING:
     from eve_cli.tui.app import TerminalUI
@@ -89,20 +89,28 @@ async def _sessions(ui: TerminalUI, argument: str) -> None:
             ui.say(f"[yellow]No single session starts with {escape(argument)!r}: /sessions lists them.[/]")
             return
         session_id = str(match[0]["sessionId"])
-        ui.say(f"[dim]Switched to {escape(session_id)}:[/]")
-        await ui.follow(session_id, 0)
+        dormant = session_state(match[0]) == "dormant"
+        note = " (dormant: it belongs to an earlier eve dev; `eve dev --resume` runs it again)" if dormant else ""
+        ui.say(f"[dim]Switched to {escape(session_id)}{escape(note)}:[/]")
+        await ui.follow(session_id, 0, dormant=dormant)
         return
     if not sessions:
         ui.say("[dim]No sessions yet: type a message to start one.[/]")
         return
     lines = []
     for session in sessions[:20]:
-        session_id, status = str(session.get("sessionId", "")), str(session.get("status", ""))
+        session_id, state = str(session.get("sessionId", "")), session_state(session)
         mark = "[bold]*[/]" if session_id == ui.session_id else " "
         created = str(session.get("createdAt", ""))[:19].replace("T", " ")
-        style = STATUS_STYLE.get(status, "white")
-        lines.append(f"{mark} {escape(session_id)}  [{style}]{escape(status):<9}[/]  {escape(created)}")
-    ui.say(*lines, "[dim]/sessions ID switches to a session (a prefix of its id is enough).[/]")
+        style = STATUS_STYLE.get(state, "white")
+        lines.append(
+            f"{mark} {escape(session_id)}  [{style}]{escape(state):<17}[/]  {escape(created)}  "
+            f"[dim]{escape(session_preview(session, 40))}[/]"
+        )
+    lines.append("[dim]/sessions ID switches to a session (a prefix of its id is enough).[/]")
+    if any(session_state(session) == "dormant" for session in sessions):
+        lines.append("[dim]Dormant sessions belong to an earlier eve dev: `eve dev --resume` runs them again.[/]")
+    ui.say(*lines)
 
 
 async def _schedule(ui: TerminalUI, argument: str) -> None:
@@ -163,7 +171,7 @@ COMMANDS: dict[str, tuple[Command, str]] = {
     "/schedule": (_schedule, "list the schedules; /schedule NAME fires one now and follows its session"),
     "/cancel": (_cancel, "cancel the running turn"),
     "/help": (_help, "this help"),
-    "/quit": (_quit, "leave (the server of this eve dev stops with it)"),
+    "/quit": (_quit, "leave (the server of this eve dev stops with it; `eve dev --resume` comes back)"),
 }
 _ALIASES = {"/exit": "/quit", "/reset": "/new"}
 

@@ -257,7 +257,9 @@ class _Api:
 
     async def dev_sessions(self, request: Request) -> Response:
         """`GET /eve/v1/dev/sessions` (development mode only): every session in the store, newest first."""
-        return json_response({"ok": True, "sessions": await list_sessions(self.runtime.store)})
+        return json_response(
+            {"ok": True, "sessions": await list_sessions(self.runtime.store, self.runtime.availability)}
+        )
 
     async def connection_token(self, request: Request) -> Response:
         return await supply_token(self.runtime, request, await self._body(request))
