@@ -4,6 +4,10 @@ In a terminal (stdin and stdout are TTYs) and without `--no-ui`, the terminal UI
 server and the server's logs go to `.eve/logs/dev-<time>-<pid>.log`; quitting the UI stops the
 server. A second `eve dev` for the same app attaches its UI to the running server instead of
 starting another one (without a terminal it prints where that server is).
+
+On an agent with errors it does not exit: it serves their diagnostics (health says so, messages
+get a 409 `agent_has_errors`) and serves the first save that compiles
+(`eve_runtime.serving.broken`).
 """
 
 from __future__ import annotations

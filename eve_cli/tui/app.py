@@ -122,9 +122,10 @@ class TerminalUI:
         from eve_cli.tui.commands import dispatch
 
         await self.refresh_info()
-        name = (self.info.get("agent") or {}).get("name", "the agent")
+        name = (self.info.get("agent") or {}).get("name")
+        serves = f"{escape(str(name))} on [bold]{escape(self.model_label())}[/] · " if name else ""
         self.say(
-            f"[bold]eve dev[/] · {escape(str(name))} on [bold]{escape(self.model_label())}[/] · {self.client.base_url}",
+            f"[bold]eve dev[/] · {serves}{self.client.base_url}",
             "[dim]Type a message and press Enter. Enter during a turn steers it; Ctrl-C cancels it. /help lists the"
             " commands.[/]",
         )
@@ -280,18 +281,26 @@ class TerminalUI:
             self.info = await self.client.info()
 
     async def _watch_builds(self) -> None:
-        """Tell the person when a save reloaded the agent, or broke it (and the old code keeps serving)."""
+        """Tell the person when a save reloaded the agent, or broke it (and the old code keeps serving).
+
+        An agent broken from the start (nothing serves yet) is told at once.
+        """
         seen: int | None = None
         while True:
+            build: dict[str, Any] | None = None
             try:
                 build = await self.client.dev_build()
+            except ResponseError as exc:
+                if exc.status == 404:
+                    return  # a server without the dev routes: nothing to watch
             except ClientError:
-                return  # a server without the dev routes: nothing to watch
-            rebuilds = int(build.get("rebuilds", 0))
-            if seen is not None and rebuilds != seen:
-                await self.refresh_info()
-                self.say(*build_lines(build, self.app_root))
-            seen = rebuilds
+                pass  # between a broken start's phase and the fixed agent's: ask again
+            if build is not None:
+                rebuilds = int(build.get("rebuilds", 0))
+                if (seen is not None and rebuilds != seen) or (seen is None and build.get("serving") is False):
+                    await self.refresh_info()
+                    self.say(*build_lines(build, self.app_root))
+                seen = rebuilds
             await asyncio.sleep(_BUILD_POLL)
 
 
@@ -300,7 +309,10 @@ def build_lines(build: dict[str, Any], app_root: Path) -> list[str]:
     generation = build.get("generation")
     if build.get("status") != "failed":
         return [f"[dim]↻ reloaded: generation {generation} serves the next turn[/]"]
-    lines = [f"[red]✗ the agent has errors: generation {generation} keeps serving until they are fixed[/]"]
+    if build.get("serving") is False:  # it never compiled in this eve dev
+        lines = ["[red]✗ the agent has errors, so nothing serves yet: fix them and save (eve dev reloads on save)[/]"]
+    else:
+        lines = [f"[red]✗ the agent has errors: generation {generation} keeps serving until they are fixed[/]"]
     for entry in build.get("diagnostics") or []:
         if isinstance(entry, dict) and entry.get("severity", "error") == "error":
             where = str(entry.get("sourcePath") or "")

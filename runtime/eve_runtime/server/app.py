@@ -323,6 +323,7 @@ def create_app(
     reset_timeout: float = 30.0,
     stream_options: StreamOptions | None = None,
     generation: int = 0,
+    rebuilds: int = 0,
 ) -> Starlette:
     """The `/eve/v1` HTTP API over a runtime whose store is open and which is started (or will be).
 
@@ -340,6 +341,7 @@ def create_app(
         reset_timeout: Seconds a reset waits for the session to end before answering anyway.
         stream_options: Heartbeat and lease timing of live streams.
         generation: The generation of `manifest` (`GET /eve/v1/dev/build` reports it in development).
+        rebuilds: The rebuilds before this app (`eve dev` that started on a broken agent).
 
     Returns:
         The app. `app.state.streams` ([`StreamRegistry`][eve_runtime.server.stream.StreamRegistry])
@@ -360,7 +362,7 @@ def create_app(
         middleware=[Middleware(CatchAll), Middleware(ChannelRouter, runtime=runtime, max_body_bytes=max_body_bytes)],
         exception_handlers={HTTPException: http_error},
     )
-    api.build = BuildStatus(generation=generation)
+    api.build = BuildStatus(generation=generation, rebuilds=rebuilds)
     app.router.redirect_slashes = False
     app.state.streams = api.streams
     app.state.runtime = runtime

@@ -242,6 +242,10 @@ def dev_build_schema() -> JSON:
             "rebuilds": {"type": "integer", "description": "Rebuilds since the server started, failed ones included."},
             "status": {"enum": ["ready", "failed"], "description": "How the newest rebuild went."},
             "diagnostics": {"type": "array", "items": {"type": "object"}, "description": "A failed build's."},
+            "serving": {
+                "type": "boolean",
+                "description": "false while no build of this eve dev compiled (the agent was broken from the start).",
+            },
         },
     }
 
