@@ -161,6 +161,29 @@ async def _model(ui: TerminalUI, argument: str) -> None:
     ui.say(f"Saved the {escape(provider)} key in {escape(str(path))} (readable by you only).")
 
 
+async def _trace(ui: TerminalUI, argument: str) -> None:
+    from eve_cli.tui.traces import tool_traces, trace_lines
+
+    if ui.log_file is None:
+        ui.say("[dim]This eve dev logs to its own terminal (--no-ui): the traceback is printed there.[/]")
+        return
+    try:
+        traces = tool_traces(ui.log_file.read_text(encoding="utf-8", errors="replace"))
+    except OSError as exc:
+        ui.say(f"[red]Cannot read the log {escape(str(ui.log_file))}: {escape(exc.strerror or str(exc))}[/]")
+        return
+    if argument:
+        traces = [t for t in traces if t.tool == argument or t.call_id.startswith(argument)]
+    else:
+        here = set(ui.feed.conversation.tool_calls)
+        traces = [t for t in traces if t.call_id in here] or traces  # this session's first, else any
+    if not traces:
+        about = f" matching {argument!r}" if argument else ""
+        ui.say(f"[dim]No tool call{escape(about)} has raised in this eve dev (its log: {escape(str(ui.log_file))}).[/]")
+        return
+    ui.say(*trace_lines(traces[-1], ui.app_root), f"[dim]From {escape(str(ui.log_file))}.[/]")
+
+
 COMMANDS: dict[str, tuple[Command, str]] = {
     "/new": (_new, "retire this session; the next message starts a new one"),
     "/clear": (_clear, "empty this session's history (instructions, tools and state stay)"),
@@ -170,6 +193,7 @@ COMMANDS: dict[str, tuple[Command, str]] = {
     "/sessions": (_sessions, "list the sessions; /sessions ID switches to one"),
     "/schedule": (_schedule, "list the schedules; /schedule NAME fires one now and follows its session"),
     "/cancel": (_cancel, "cancel the running turn"),
+    "/trace": (_trace, "the traceback of the newest tool that raised (file:line); /trace TOOL or CALL_ID for another"),
     "/help": (_help, "this help"),
     "/quit": (_quit, "leave (the server of this eve dev stops with it; `eve dev --resume` comes back)"),
 }

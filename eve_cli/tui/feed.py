@@ -255,7 +255,13 @@ class Feed:
             message = (error or {}).get("message") or result.get("output") or status
             if (error or {}).get("code") == "ACTION_ABANDONED":  # closed by recovery after a crash
                 return [f"{_INDENT}[yellow]↳ abandoned: {escape(one_line(message, 120))}[/]"]
-            return [f"{_INDENT}[red]↳ {escape(str(status or 'failed'))}: {escape(one_line(message, 120))}[/]"]
+            line = f"{_INDENT}[red]↳ {escape(str(status or 'failed'))}: {escape(one_line(message, 120))}[/]"
+            if result.get("errorName"):  # the tool raised: its traceback is in the dev log
+                line = (
+                    f"{_INDENT}[red]↳ {escape(str(status or 'failed'))}: {escape(str(result['errorName']))}: "
+                    f"{escape(one_line(message, 120))}[/] [dim](/trace shows where)[/]"
+                )
+            return [line]
         output = result.get("output")
         if isinstance(output, dict) and output.get("status") == "working" and output.get("taskId"):
             return []  # a task's receipt: its task.settled line tells how it ended

@@ -176,3 +176,15 @@ def test_a_call_closed_by_recovery_prints_as_abandoned() -> None:
         ),
     )
     assert printed == ["▸ slow {}", f"  ↳ abandoned: {message}"]
+
+
+def test_a_tool_that_raised_names_its_error_and_points_to_its_traceback() -> None:
+    _feed, printed = feed_of(
+        event(
+            "action.result",
+            status="failed",
+            error={"code": "ACTION_RESULT_FAILED", "message": "no weather for Oslo"},
+            result={"callId": "c1", "toolName": "explode", "errorName": "ValueError", "isError": True},
+        )
+    )
+    assert printed == ["  ↳ failed: ValueError: no weather for Oslo (/trace shows where)"]
