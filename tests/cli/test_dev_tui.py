@@ -133,6 +133,22 @@ def test_a_broken_tool_keeps_the_old_one_serving_until_fixed(app: Path, config_h
         quit_cleanly(session)
 
 
+def test_a_broken_agent_at_start_shows_its_errors_and_serves_the_fix(app: Path, config_home: Path) -> None:
+    tool = app / "agent" / "tools" / "version.py"
+    tool.write_text("def version(:\n")
+    with terminal(app, config_home) as session:  # it does not exit: it waits for the fix
+        session.expect(r"✗ the agent has errors, so nothing serves yet: fix them and save", anywhere=True)
+        session.expect(r"agent/tools/version\.py:1 ")
+        session.line("hello")
+        session.expect(r"409 agent_has_errors: The agent has 1 error\(s\), so eve dev cannot run it yet")
+        assert_no_status_line(session)
+        tool.write_text(TOOL.format(label="fixed", delay=0))
+        session.expect(r"↻ reloaded: generation \d+ serves the next turn")
+        session.line("/call version {}")
+        session.expect(r'● version -> "fixed"')
+        quit_cleanly(session)
+
+
 def test_approving_a_call_inline(app: Path, config_home: Path) -> None:
     with terminal(app, config_home) as session:
         session.line('/call send_alert {"city": "Oslo", "message": "snow"}')
