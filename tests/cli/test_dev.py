@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from eve_runtime.serving.dev_server import STATE_FILE, read_record
+from eve_runtime.serving.dev_server import STATE_FILE, read_record, running_server
 from tests.cli.test_serve import _eve, serving
 from tests.server.support import scaffold_app
 
@@ -143,6 +143,7 @@ def test_a_broken_agent_serves_its_diagnostics_until_a_save_fixes_it(app: Path) 
         body = health.json()
         assert (body["ok"], body["status"], body["code"]) == (False, "failed", "agent_has_errors")
         assert body["diagnostics"][0]["sourcePath"].endswith("version.py")
+        assert running_server(app) is not None, "a second eve dev attaches to it rather than starting another"
         refused = http.post("/eve/v1/session", json={"message": "hello"})
         assert refused.status_code == 409
         error = refused.json()
