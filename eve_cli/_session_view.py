@@ -13,7 +13,15 @@ from rich.table import Table
 if TYPE_CHECKING:
     from eve_runtime.client import Conversation, InputRequest, ToolCall, Usage
 
-__all__ = ["one_line", "render_conversation", "render_pending", "render_session_list", "usage_line"]
+__all__ = [
+    "one_line",
+    "render_conversation",
+    "render_pending",
+    "render_session_list",
+    "session_preview",
+    "session_state",
+    "usage_line",
+]
 
 STATUS_STYLE = {
     "active": "green",
@@ -25,6 +33,9 @@ STATUS_STYLE = {
     "waiting-on-input": "yellow",
     "waiting-on-tasks": "cyan",
     "ended": "dim",
+    "waiting for input": "yellow",
+    "dormant": "magenta",
+    "stranded": "red",
 }
 BLOCK_NOTE = {"streaming": " [cyan](streaming)[/]", "interrupted": " [yellow](interrupted)[/]"}
 CALL_STYLE = {"completed": "green", "failed": "red", "rejected": "yellow", "abandoned": "yellow"}
@@ -38,19 +49,35 @@ def one_line(value: Any, limit: int = _LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def session_state(session: dict[str, Any]) -> str:
+    """What a listed session does now, in words (`waiting for input`, `dormant`, ...).
+
+    Its `state` from `GET /eve/v1/dev/sessions`; its stored `status` from a server without states.
+    """
+    state = str(session.get("state") or session.get("status") or "")
+    return state.replace("-", " ")
+
+
+def session_preview(session: dict[str, Any], limit: int = 48) -> str:
+    """The first message of a listed session, quoted on one line (empty when it has none)."""
+    preview = session.get("preview")
+    return f"“{one_line(preview, limit)}”" if isinstance(preview, str) and preview else ""
+
+
 def render_session_list(sessions: Sequence[dict[str, Any]], console: Console) -> None:
-    """One line per session: id, status, creation time (UTC, to the second), agent."""
+    """One line per session: id, state, creation time (UTC, to the second), agent, first message."""
     if not sessions:
         console.print('No sessions yet. Start one with `eve send "hello"`.')
         return
-    console.print(f"[bold]{'session':<31}  {'status':<9}  {'created (UTC)':<19}  agent[/]")
+    console.print(f"[bold]{'session':<31}  {'state':<17}  {'created (UTC)':<19}  {'agent':<14}  first message[/]")
     for session in sessions:
-        status = str(session.get("status", ""))
+        state = session_state(session)
         created = str(session.get("createdAt", ""))[:19].replace("T", " ")
         console.print(
             f"{escape(str(session.get('sessionId', ''))):<31}  "
-            f"[{STATUS_STYLE.get(status, 'white')}]{escape(status):<9}[/]  "
-            f"{escape(created):<19}  {escape(str(session.get('agent', '')))}"
+            f"[{STATUS_STYLE.get(state, 'white')}]{escape(state):<17}[/]  "
+            f"{escape(created):<19}  {escape(str(session.get('agent', ''))):<14}  "
+            f"[dim]{escape(session_preview(session))}[/]"
         )
 
 

@@ -4,12 +4,17 @@ In a terminal (stdin and stdout are TTYs) and without `--no-ui`, the terminal UI
 server and the server's logs go to `.eve/logs/dev-<time>-<pid>.log`; quitting the UI stops the
 server. A second `eve dev` for the same app attaches its UI to the running server instead of
 starting another one (without a terminal it prints where that server is).
+
+On an agent with errors it does not exit: it serves their diagnostics (health says so, messages
+get a 409 `agent_has_errors`) and serves the first save that compiles
+(`eve_runtime.serving.broken`).
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -21,10 +26,13 @@ from eve_cli.commands.start import app_root_or_fail, run_server
 __all__ = ["dev"]
 
 
-def _record(app_root: Path, line: str) -> None:
-    from eve_runtime.serving.dev_server import write_record
+def _recorder(log_file: Path | None) -> Callable[[Path, str], None]:
+    def record(app_root: Path, line: str) -> None:
+        from eve_runtime.serving.dev_server import write_record
 
-    write_record(app_root, line.removeprefix("eve listening on ").strip())
+        write_record(app_root, line.removeprefix("eve listening on ").strip(), log_file=log_file)
+
+    return record
 
 
 def _log_file(app_root: Path) -> Path:
@@ -34,12 +42,13 @@ def _log_file(app_root: Path) -> Path:
     return app_root / ".eve" / "logs" / f"dev-{stamp}-{os.getpid()}.log"
 
 
-def _attach(app_root: Path, url: str) -> None:
+def _attach(app_root: Path, url: str, pid: int, log_file: str | None) -> None:
     import asyncio
 
     from eve_cli.tui import chat
 
-    asyncio.run(chat(url, app_root=app_root))
+    logs = Path(log_file) if log_file else None
+    asyncio.run(chat(url, app_root=app_root, log_file=logs, attached_to=pid))
 
 
 def dev(
@@ -67,7 +76,7 @@ def dev(
                 "when eve dev starts the server. Stop that one (/quit or Ctrl-C there) and start again."
             )
         if with_ui:
-            _attach(app_root, running.url)
+            _attach(app_root, running.url, running.pid, running.log_file)
             return
         out.print(f"eve dev is already running for this app: {running.url} (pid {running.pid}).")
         out.print("Talk to it there; stop it (Ctrl-C in its terminal) to start another.")
@@ -91,7 +100,7 @@ def dev(
             database_url=None,
             reload=True,
             resume=resume,
-            on_listening=_record,
+            on_listening=_recorder(log_file),
             companion=companion,
             log_file=log_file,
         )

@@ -100,5 +100,11 @@ def init(
     out.print("\nNext steps:")
     if directory is not None:
         out.print(f"  cd {directory}")
+    out.print("  eve dev      chat with the agent in this terminal; it reloads on every save (/help inside)")
     out.print("  eve info     see what eve will run")
     out.print("  eve build    compile the agent into .eve/compile/manifest.json")
+    if model_id == "test":
+        out.print(
+            '\nThe test model answers offline with "echo: <your message>"; lines of directives steer it, such as '
+            '/call get_weather {"city": "Paris"}, /reply TEXT, /say TEXT, /delay MS and /fail TEXT.'
+        )

@@ -7,10 +7,22 @@ from pathlib import Path
 __all__ = ["chat"]
 
 
-async def chat(url: str, *, app_root: Path, log_file: Path | None = None, resume: bool = False) -> None:
-    """Run the terminal UI against the server at `url` until the person quits."""
+async def chat(
+    url: str,
+    *,
+    app_root: Path,
+    log_file: Path | None = None,
+    resume: bool = False,
+    attached_to: int | None = None,
+) -> None:
+    """Run the terminal UI against the server at `url` until the person quits.
+
+    `attached_to` is the pid of the `eve dev` whose server this UI attached to (a second `eve dev`);
+    None when the server runs in this process.
+    """
     from eve_cli.tui.app import TerminalUI
     from eve_runtime.client import AsyncEveClient
 
     async with AsyncEveClient(url) as client:
-        await TerminalUI(client, app_root=app_root, log_file=log_file, resume=resume).run()
+        ui = TerminalUI(client, app_root=app_root, log_file=log_file, resume=resume, attached_to=attached_to)
+        await ui.run()

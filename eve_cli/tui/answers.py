@@ -3,6 +3,10 @@
 The terminal UI always answers with a structured `inputResponses` entry, never with plain text:
 eve never lets plain text answer an approval relayed from a subagent, and a structured answer
 says exactly which option was meant.
+
+A tool approval's negative option is `cancel`, labelled "Cancel", on the wire (eve's id and
+label); the terminal UI shows it as "Deny", since it refuses the call (the turn goes on), while
+Ctrl-C and /cancel cancel the turn.
 """
 
 from __future__ import annotations
@@ -12,12 +16,20 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from eve_runtime.client import InputRequest
 
-__all__ = ["answer_for", "answer_hint"]
+__all__ = ["answer_for", "answer_hint", "option_label"]
 
 _YES = {"y", "yes", "approve", "approved", "ok", "allow"}
 _NO = {"n", "no", "deny", "denied", "cancel", "reject", "decline"}
 _APPROVE_IDS = ("approve", "approved", "allow", "yes")
 _DENY_IDS = ("cancel", "deny", "denied", "reject", "no")
+
+
+def option_label(request: InputRequest, option: dict[str, Any]) -> str:
+    """How the terminal UI names an option: its label, except "Deny" for an approval's refusal."""
+    option_id = str(option.get("id", ""))
+    if request.kind == "tool-approval" and option_id.lower() in _DENY_IDS:
+        return "Deny"
+    return str(option.get("label") or option_id)
 
 
 def _option_id(request: InputRequest, wanted: tuple[str, ...], fallback: int) -> str | None:
@@ -56,8 +68,6 @@ def answer_for(request: InputRequest, text: str) -> dict[str, Any] | None:
 def answer_hint(request: InputRequest) -> str:
     """What to type to answer `request`."""
     if request.kind == "tool-approval":
-        return "Answer with y (approve) or n (cancel), or a number; /cancel stops the turn."
-    names = ", ".join(
-        f"{index}) {option.get('label') or option.get('id')}" for index, option in enumerate(request.options, 1)
-    )
+        return "Answer with y (approve) or n (deny), or a number; /cancel stops the turn."
+    names = ", ".join(f"{index}) {option_label(request, option)}" for index, option in enumerate(request.options, 1))
     return f"Answer with one of: {names}; /cancel stops the turn."

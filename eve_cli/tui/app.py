@@ -23,7 +23,7 @@ from eve_cli._session_view import one_line
 from eve_cli.tui.answers import answer_for, answer_hint
 from eve_cli.tui.feed import Feed
 from eve_cli.tui.screen import Screen
-from eve_runtime.client import AsyncEveClient, ClientError, Conversation
+from eve_runtime.client import AsyncEveClient, ClientError, Conversation, ResponseError
 
 __all__ = ["TerminalUI"]
 
@@ -46,6 +46,8 @@ class TerminalUI:
         app_root: The app on disk (for `/model`, which edits `agent/agent.py`).
         log_file: Where the server in this process writes its logs (shown by `/info`), if it does.
         resume: Attach to the newest unfinished session instead of starting a new one.
+        attached_to: The pid of the `eve dev` serving `client.base_url` when this UI attached to
+            it (a second `eve dev` for the app); None when the server runs in this process.
     """
 
     def __init__(
@@ -55,37 +57,46 @@ class TerminalUI:
         app_root: Path,
         log_file: Path | None = None,
         resume: bool = False,
+        attached_to: int | None = None,
     ) -> None:
         self.client = client
+        self.attached_to = attached_to
         self.app_root = app_root
         self.log_file = log_file
         self.resume = resume
         self.session_id: str | None = None
+        self.dormant = False
+        """The current session is dormant (of an earlier `eve dev`): nothing runs it, so no status line."""
         self.feed = Feed(Conversation())
         self.info: dict[str, Any] = {}
         self.running = True
         self._follower: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._spinner = itertools.cycle(_SPINNER)
-        self.screen = Screen(message=self._message, toolbar=self._toolbar, busy=self._busy, cancel=self._cancel_soon)
+        self.screen = Screen(
+            status=self._status, prompt=self._prompt, toolbar=self._toolbar, busy=self._busy, cancel=self._cancel_soon
+        )
 
     # -- what the prompt shows ---------------------------------------------------------------
 
     def _busy(self) -> bool:
         return self.feed.busy or bool(self.feed.conversation.pending)
 
-    def _message(self) -> str:
+    def _status(self) -> list[str]:
+        if self.dormant:
+            return []
         lines = []
         if self.feed.live:
             lines.append("  " + self.feed.live)
         if self.feed.activity is not None:
-            tokens = self.feed.conversation.usage.output_tokens
             lines.append(
                 _ansi("cyan", f"{next(self._spinner)} {self.feed.activity}")
-                + _ansi("dim", f" · {self.feed.elapsed:.0f}s · {tokens:,} output tokens · Ctrl-C cancels")
+                + _ansi("dim", f" · {self.feed.elapsed:.0f}s · {self.feed.turn_tokens()} · Ctrl-C cancels")
             )
-        prompt = _ansi("yellow", "? ") if self.feed.conversation.pending else _ansi("bold", "› ")
-        return "\n".join([*lines, prompt])
+        return lines
+
+    def _prompt(self) -> str:
+        return _ansi("yellow", "? ") if self.feed.conversation.pending else _ansi("bold", "› ")
 
     def _toolbar(self) -> str:
         model = self.model_label()
@@ -111,12 +122,18 @@ class TerminalUI:
         from eve_cli.tui.commands import dispatch
 
         await self.refresh_info()
-        name = (self.info.get("agent") or {}).get("name", "the agent")
+        name = (self.info.get("agent") or {}).get("name")
+        serves = f"{escape(str(name))} on [bold]{escape(self.model_label())}[/] · " if name else ""
         self.say(
-            f"[bold]eve dev[/] · {escape(str(name))} on [bold]{escape(self.model_label())}[/] · {self.client.base_url}",
+            f"[bold]eve dev[/] · {serves}{self.client.base_url}",
             "[dim]Type a message and press Enter. Enter during a turn steers it; Ctrl-C cancels it. /help lists the"
             " commands.[/]",
         )
+        if self.attached_to is not None:
+            self.say(
+                f"[cyan]Attached to the eve dev already running for this app (pid {self.attached_to}).[/] "
+                "[dim]Quitting here leaves it serving.[/]"
+            )
         if self.resume:
             await self.resume_newest()
         watcher = self._spawn(self._watch_builds())
@@ -140,6 +157,17 @@ class TerminalUI:
             await self.stop_following()
             for task in list(self._tasks):
                 task.cancel()
+        self.say(*self.goodbye())
+
+    def goodbye(self) -> list[str]:
+        """What quitting says: what happens to the server, and how to come back."""
+        if self.attached_to is not None:
+            return [f"[dim]Detached. The eve dev of pid {self.attached_to} keeps serving {self.client.base_url}.[/]"]
+        unfinished = f" (session {escape(self.session_id)})" if self.session_id else ""
+        return [
+            "[dim]Stopped the server. Sessions are kept in .eve/: run[/] [bold]eve dev --resume[/] [dim]to pick up"
+            f" the newest unfinished one{unfinished}, or[/] [bold]eve dev[/] [dim]for a fresh start.[/]"
+        ]
 
     def _spawn(self, work: Any) -> asyncio.Task[Any]:
         task: asyncio.Task[Any] = asyncio.ensure_future(work)
@@ -155,7 +183,11 @@ class TerminalUI:
             if response is None:
                 self.say(f"[yellow]{escape(answer_hint(pending[0]))}[/]")
                 return
-            await self.client.respond(self.session_id, [response])
+            try:
+                await self.client.respond(self.session_id, [response])
+            except ResponseError as exc:
+                self.dormant = exc.code == "session_dormant"
+                raise
             return
         if self.session_id is None or self.feed.conversation.status == "ended":
             session_id = await self.client.create(text)
@@ -164,16 +196,21 @@ class TerminalUI:
             return
         steering = self.feed.busy
         self.feed.sent(text)
-        await self.client.send(self.session_id, text)
+        try:
+            await self.client.send(self.session_id, text)
+        except ClientError as exc:
+            self.feed.unsent(text)  # refused (a 409): nothing is on its way, so no status line either
+            self.dormant = isinstance(exc, ResponseError) and exc.code == "session_dormant"
+            raise
         if steering:
             self.say("[dim]  (sent to the running turn)[/]")
 
     # -- the session -------------------------------------------------------------------------
 
-    async def follow(self, session_id: str, start_index: int) -> None:
+    async def follow(self, session_id: str, start_index: int, *, dormant: bool = False) -> None:
         """Make `session_id` the current session and print its events from `start_index` on."""
         await self.stop_following()
-        self.session_id = session_id
+        self.session_id, self.dormant = session_id, dormant
         self.feed = Feed(Conversation())
         self._follower = self._spawn(self._read(session_id, start_index))
 
@@ -213,7 +250,7 @@ class TerminalUI:
         """Retire the current session (`reset`); the next message starts a new one."""
         old = self.session_id
         await self.stop_following()
-        self.session_id, self.feed = None, Feed(Conversation())
+        self.session_id, self.feed, self.dormant = None, Feed(Conversation()), False
         if old is not None:
             await self.client.reset(old, reason="new session from the terminal UI")
             self.say(f"[dim]Session {escape(old)} retired. The next message starts a new session.[/]")
@@ -244,18 +281,26 @@ class TerminalUI:
             self.info = await self.client.info()
 
     async def _watch_builds(self) -> None:
-        """Tell the person when a save reloaded the agent, or broke it (and the old code keeps serving)."""
+        """Tell the person when a save reloaded the agent, or broke it (and the old code keeps serving).
+
+        An agent broken from the start (nothing serves yet) is told at once.
+        """
         seen: int | None = None
         while True:
+            build: dict[str, Any] | None = None
             try:
                 build = await self.client.dev_build()
+            except ResponseError as exc:
+                if exc.status == 404:
+                    return  # a server without the dev routes: nothing to watch
             except ClientError:
-                return  # a server without the dev routes: nothing to watch
-            rebuilds = int(build.get("rebuilds", 0))
-            if seen is not None and rebuilds != seen:
-                await self.refresh_info()
-                self.say(*build_lines(build, self.app_root))
-            seen = rebuilds
+                pass  # between a broken start's phase and the fixed agent's: ask again
+            if build is not None:
+                rebuilds = int(build.get("rebuilds", 0))
+                if (seen is not None and rebuilds != seen) or (seen is None and build.get("serving") is False):
+                    await self.refresh_info()
+                    self.say(*build_lines(build, self.app_root))
+                seen = rebuilds
             await asyncio.sleep(_BUILD_POLL)
 
 
@@ -264,7 +309,10 @@ def build_lines(build: dict[str, Any], app_root: Path) -> list[str]:
     generation = build.get("generation")
     if build.get("status") != "failed":
         return [f"[dim]↻ reloaded: generation {generation} serves the next turn[/]"]
-    lines = [f"[red]✗ the agent has errors: generation {generation} keeps serving until they are fixed[/]"]
+    if build.get("serving") is False:  # it never compiled in this eve dev
+        lines = ["[red]✗ the agent has errors, so nothing serves yet: fix them and save (eve dev reloads on save)[/]"]
+    else:
+        lines = [f"[red]✗ the agent has errors: generation {generation} keeps serving until they are fixed[/]"]
     for entry in build.get("diagnostics") or []:
         if isinstance(entry, dict) and entry.get("severity", "error") == "error":
             where = str(entry.get("sourcePath") or "")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
-from eve_cli._session_view import STATUS_STYLE
+from eve_cli._session_view import STATUS_STYLE, session_preview, session_state
 
 if TYPE_CHECKING:
     from eve_cli.tui.app import TerminalUI
@@ -89,20 +89,28 @@ async def _sessions(ui: TerminalUI, argument: str) -> None:
             ui.say(f"[yellow]No single session starts with {escape(argument)!r}: /sessions lists them.[/]")
             return
         session_id = str(match[0]["sessionId"])
-        ui.say(f"[dim]Switched to {escape(session_id)}:[/]")
-        await ui.follow(session_id, 0)
+        dormant = session_state(match[0]) == "dormant"
+        note = " (dormant: it belongs to an earlier eve dev; `eve dev --resume` runs it again)" if dormant else ""
+        ui.say(f"[dim]Switched to {escape(session_id)}{escape(note)}:[/]")
+        await ui.follow(session_id, 0, dormant=dormant)
         return
     if not sessions:
         ui.say("[dim]No sessions yet: type a message to start one.[/]")
         return
     lines = []
     for session in sessions[:20]:
-        session_id, status = str(session.get("sessionId", "")), str(session.get("status", ""))
+        session_id, state = str(session.get("sessionId", "")), session_state(session)
         mark = "[bold]*[/]" if session_id == ui.session_id else " "
         created = str(session.get("createdAt", ""))[:19].replace("T", " ")
-        style = STATUS_STYLE.get(status, "white")
-        lines.append(f"{mark} {escape(session_id)}  [{style}]{escape(status):<9}[/]  {escape(created)}")
-    ui.say(*lines, "[dim]/sessions ID switches to a session (a prefix of its id is enough).[/]")
+        style = STATUS_STYLE.get(state, "white")
+        lines.append(
+            f"{mark} {escape(session_id)}  [{style}]{escape(state):<17}[/]  {escape(created)}  "
+            f"[dim]{escape(session_preview(session, 40))}[/]"
+        )
+    lines.append("[dim]/sessions ID switches to a session (a prefix of its id is enough).[/]")
+    if any(session_state(session) == "dormant" for session in sessions):
+        lines.append("[dim]Dormant sessions belong to an earlier eve dev: `eve dev --resume` runs them again.[/]")
+    ui.say(*lines)
 
 
 async def _schedule(ui: TerminalUI, argument: str) -> None:
@@ -153,6 +161,29 @@ async def _model(ui: TerminalUI, argument: str) -> None:
     ui.say(f"Saved the {escape(provider)} key in {escape(str(path))} (readable by you only).")
 
 
+async def _trace(ui: TerminalUI, argument: str) -> None:
+    from eve_cli.tui.traces import tool_traces, trace_lines
+
+    if ui.log_file is None:
+        ui.say("[dim]This eve dev logs to its own terminal (--no-ui): the traceback is printed there.[/]")
+        return
+    try:
+        traces = tool_traces(ui.log_file.read_text(encoding="utf-8", errors="replace"))
+    except OSError as exc:
+        ui.say(f"[red]Cannot read the log {escape(str(ui.log_file))}: {escape(exc.strerror or str(exc))}[/]")
+        return
+    if argument:
+        traces = [t for t in traces if t.tool == argument or t.call_id.startswith(argument)]
+    else:
+        here = set(ui.feed.conversation.tool_calls)
+        traces = [t for t in traces if t.call_id in here] or traces  # this session's first, else any
+    if not traces:
+        about = f" matching {argument!r}" if argument else ""
+        ui.say(f"[dim]No tool call{escape(about)} has raised in this eve dev (its log: {escape(str(ui.log_file))}).[/]")
+        return
+    ui.say(*trace_lines(traces[-1], ui.app_root), f"[dim]From {escape(str(ui.log_file))}.[/]")
+
+
 COMMANDS: dict[str, tuple[Command, str]] = {
     "/new": (_new, "retire this session; the next message starts a new one"),
     "/clear": (_clear, "empty this session's history (instructions, tools and state stay)"),
@@ -162,8 +193,9 @@ COMMANDS: dict[str, tuple[Command, str]] = {
     "/sessions": (_sessions, "list the sessions; /sessions ID switches to one"),
     "/schedule": (_schedule, "list the schedules; /schedule NAME fires one now and follows its session"),
     "/cancel": (_cancel, "cancel the running turn"),
+    "/trace": (_trace, "the traceback of the newest tool that raised (file:line); /trace TOOL or CALL_ID for another"),
     "/help": (_help, "this help"),
-    "/quit": (_quit, "leave (the server of this eve dev stops with it)"),
+    "/quit": (_quit, "leave (the server of this eve dev stops with it; `eve dev --resume` comes back)"),
 }
 _ALIASES = {"/exit": "/quit", "/reset": "/new"}
 

@@ -6,10 +6,14 @@ and usage) and returns the lines it adds to the transcript, as rich markup. The 
 every complete line prints as soon as its newline arrives, and the text after the last newline is
 `live` (the UI draws it just above the prompt until the line is complete). Reasoning and tool calls
 are collapsed to one line each, with their results.
+
+Token counts are the turn's: what its completed steps reported, plus an estimate of the step
+streaming now (about four characters a token, shown with `~`) until that step reports its usage.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -17,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 
 from eve_cli._session_view import one_line
+from eve_cli.tui.answers import option_label
+from eve_runtime.client import Usage
 
 if TYPE_CHECKING:
     from eve_runtime.client import Conversation, Event, InputRequest
@@ -25,6 +31,26 @@ __all__ = ["Feed", "request_lines"]
 
 _REPLY_MARK = "[green]●[/] "
 _INDENT = "  "
+_CHARS_PER_TOKEN = 4
+"""How the status line estimates the tokens of a step still streaming (its usage comes when it ends)."""
+
+
+def usage_between(before: Usage, after: Usage) -> Usage:
+    """What was used from `before` to `after` (two running totals); the cost only when both know it."""
+    cost = None if after.cost_usd is None else after.cost_usd - (before.cost_usd or 0.0)
+    return Usage(
+        input_tokens=max(0, after.input_tokens - before.input_tokens),
+        output_tokens=max(0, after.output_tokens - before.output_tokens),
+        cache_read_tokens=max(0, after.cache_read_tokens - before.cache_read_tokens),
+        cache_write_tokens=max(0, after.cache_write_tokens - before.cache_write_tokens),
+        cost_usd=cost,
+    )
+
+
+def usage_text(usage: Usage) -> str:
+    """`282 in / 4 out tokens` (and `, $0.0012` when the cost is known)."""
+    text = f"{usage.input_tokens:,} in / {usage.output_tokens:,} out tokens"
+    return text + (f", ${usage.cost_usd:.4f}" if usage.cost_usd is not None else "")
 
 
 def request_lines(request: InputRequest) -> list[str]:
@@ -38,7 +64,7 @@ def request_lines(request: InputRequest) -> list[str]:
         lines.append(f"{_INDENT}[magenta]{escape(str(action['toolName']))}[/] [dim]{escape(arguments)}[/]")
     if request.options:
         choices = "  ".join(
-            f"[bold]{index}[/]) {escape(str(option.get('label') or option.get('id')))}"
+            f"[bold]{index}[/]) {escape(option_label(request, option))}"
             for index, option in enumerate(request.options, start=1)
         )
         hint = "y or n, or a number" if request.kind == "tool-approval" else "a number or the option's name"
@@ -63,6 +89,9 @@ class Feed:
         self.sending = False
         """A message was sent and its turn has not started yet."""
         self._clock = clock
+        self._turn_base = Usage()
+        self._streamed = 0
+        """Characters streamed by the step running now (its usage is not reported yet)."""
         self._block_started = False
         self._narration = False
         self._echoed: list[str] = []
@@ -74,6 +103,7 @@ class Feed:
             "message.appended": self._message_appended,
             "message.completed": self._message_completed,
             "action.input.appended": self._input_appended,
+            "step.completed": self._step_completed,
             "actions.requested": self._actions_requested,
             "action.result": self._action_result,
             "input.requested": self._input_requested,
@@ -100,11 +130,30 @@ class Feed:
         """Seconds since the running turn started (0 when idle)."""
         return 0.0 if self.turn_started_at is None else self._clock() - self.turn_started_at
 
+    def turn_usage(self) -> Usage:
+        """What the running (or the newest) turn used so far, by its completed steps."""
+        return usage_between(self._turn_base, self.conversation.usage)
+
+    def turn_tokens(self) -> str:
+        """`12 output tokens` for the status line: the turn's, moving while text streams."""
+        estimate = math.ceil(self._streamed / _CHARS_PER_TOKEN)
+        tokens = self.turn_usage().output_tokens + estimate
+        return f"{'~' if estimate else ''}{tokens:,} output tokens"
+
     def sent(self, text: str) -> None:
         """The person sent `text` from the prompt (already on screen: its `message.received` is not printed)."""
         self._echoed.append(text)
         if not self.busy:
             self.sending, self.activity = True, "Sending"
+
+    def unsent(self, text: str) -> None:
+        """Sending `text` failed (the server refused it): forget it, and stop showing `Sending`."""
+        if text in self._echoed:
+            self._echoed.remove(text)
+        if self.sending:
+            self.sending = False
+            if self.activity == "Sending":
+                self.activity = None
 
     def push(self, event: Event) -> list[str]:
         """Fold one event in; return the lines it adds to the transcript (rich markup)."""
@@ -133,9 +182,15 @@ class Feed:
         self.live, self._block_started, self._narration = "", False, False
         return lines
 
+    def _step_completed(self, _data: dict[str, Any]) -> list[str]:
+        self._streamed = 0  # the step's usage is in the conversation's total now
+        return []
+
     def _message_appended(self, data: dict[str, Any]) -> list[str]:
         self.activity = "Generating"
-        self.live += str(data.get("messageDelta") or "")
+        delta = str(data.get("messageDelta") or "")
+        self._streamed += len(delta)
+        self.live += delta
         *complete, self.live = self.live.split("\n")
         return [self._reply_line(line) for line in complete]
 
@@ -159,8 +214,9 @@ class Feed:
         lines = text.split("\n") or [""]
         return [f"[blue bold]›[/] {escape(lines[0])}", *(f"{_INDENT}{escape(line)}" for line in lines[1:])]
 
-    def _reasoning_appended(self, _data: dict[str, Any]) -> list[str]:
+    def _reasoning_appended(self, data: dict[str, Any]) -> list[str]:
         self.activity = "Thinking"
+        self._streamed += len(str(data.get("reasoningDelta") or ""))
         return []
 
     def _reasoning_completed(self, data: dict[str, Any]) -> list[str]:
@@ -173,6 +229,7 @@ class Feed:
 
     def _input_appended(self, data: dict[str, Any]) -> list[str]:
         self.activity = f"Preparing {data.get('toolName') or 'a call'}"
+        self._streamed += len(str(data.get("inputTextDelta") or ""))
         return []
 
     def _actions_requested(self, data: dict[str, Any]) -> list[str]:
@@ -198,7 +255,13 @@ class Feed:
             message = (error or {}).get("message") or result.get("output") or status
             if (error or {}).get("code") == "ACTION_ABANDONED":  # closed by recovery after a crash
                 return [f"{_INDENT}[yellow]↳ abandoned: {escape(one_line(message, 120))}[/]"]
-            return [f"{_INDENT}[red]↳ {escape(str(status or 'failed'))}: {escape(one_line(message, 120))}[/]"]
+            line = f"{_INDENT}[red]↳ {escape(str(status or 'failed'))}: {escape(one_line(message, 120))}[/]"
+            if result.get("errorName"):  # the tool raised: its traceback is in the dev log
+                line = (
+                    f"{_INDENT}[red]↳ {escape(str(status or 'failed'))}: {escape(str(result['errorName']))}: "
+                    f"{escape(one_line(message, 120))}[/] [dim](/trace shows where)[/]"
+                )
+            return [line]
         output = result.get("output")
         if isinstance(output, dict) and output.get("status") == "working" and output.get("taskId"):
             return []  # a task's receipt: its task.settled line tells how it ended
@@ -242,6 +305,7 @@ class Feed:
 
     def _turn_started(self, _data: dict[str, Any]) -> list[str]:
         self.turn_started_at = self._clock()
+        self._turn_base, self._streamed = self.conversation.usage, 0
         self.activity = "Thinking"
         return []
 
@@ -261,11 +325,12 @@ class Feed:
     def _turn_completed(self, _data: dict[str, Any]) -> list[str]:
         elapsed = self.elapsed
         lines = self._turn_ended()
-        usage = self.conversation.usage
-        self.turn_started_at = None
-        tokens = f"{usage.input_tokens:,} in / {usage.output_tokens:,} out tokens"
+        self.turn_started_at, self._streamed = None, 0
         timing = f"{elapsed:.1f}s · " if elapsed else ""
-        return [*lines, f"[dim]{_INDENT}{timing}{tokens} in this session[/]"]
+        session = self.conversation.usage
+        total = f"{session.input_tokens:,} in / {session.output_tokens:,} out"
+        footer = f"{timing}this turn: {usage_text(self.turn_usage())} · {total} in this session"
+        return [*lines, f"[dim]{_INDENT}{escape(footer)}[/]"]
 
     def _turn_failed(self, data: dict[str, Any]) -> list[str]:
         lines = self._turn_ended()

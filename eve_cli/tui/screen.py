@@ -4,8 +4,12 @@ Why prompt_toolkit with rich rather than a full-screen framework: the transcript
 terminal output (scrollback, copy and paste, search all work as in any shell), the prompt keeps
 accepting input while a turn streams above it (that is how Enter steers), and both libraries
 import in a fraction of a second. rich renders the transcript's markup to ANSI text; prompt_toolkit
-prints it above the prompt and redraws the prompt, whose top lines show the reply line still
-streaming and what the turn is doing.
+prints it above the prompt and redraws the prompt, whose top lines (the status) show the reply line
+still streaming and what the turn is doing.
+
+The status is drawn only while the prompt is live: when Enter accepts a line, prompt_toolkit draws
+the prompt one last time and leaves that drawing in the scrollback, so that last drawing is the
+input line alone (the status would freeze into the transcript there, after an answer or a steer).
 
 Keys: Enter sends, Alt-Enter (or Esc then Enter) starts a new line, Ctrl-C (or Esc) cancels a running
 turn, Ctrl-C twice when idle (or Ctrl-D) quits, Up/Down walk the input history.
@@ -37,8 +41,9 @@ class Screen:
     """Reads lines from the person and prints transcript lines above the prompt.
 
     Args:
-        message: The text above and at the input line (the live reply line, the activity, `› `),
-            as ANSI text; redrawn several times a second.
+        status: The lines above the input line (the live reply line, the activity), as ANSI text;
+            redrawn several times a second, never left in the transcript.
+        prompt: The start of the input line (`› `), as ANSI text.
         toolbar: The bottom line (model, session, server), as ANSI text.
         busy: Whether Ctrl-C should cancel a turn rather than count towards quitting.
         cancel: Called on Ctrl-C or Esc while `busy()`.
@@ -47,17 +52,20 @@ class Screen:
     def __init__(
         self,
         *,
-        message: Callable[[], str],
+        status: Callable[[], list[str]],
+        prompt: Callable[[], str],
         toolbar: Callable[[], str],
         busy: Callable[[], bool],
         cancel: Callable[[], None],
     ) -> None:
         self._busy = busy
+        self._status = status
+        self._prompt = prompt
         self._cancel = cancel
         self._last_interrupt = 0.0
         self._console = Console(file=io.StringIO(), force_terminal=True, highlight=False, emoji=False, soft_wrap=False)
         self._session: PromptSession[str] = PromptSession(
-            message=lambda: ANSI(message()),
+            message=lambda: ANSI(self.message()),
             bottom_toolbar=lambda: ANSI(toolbar()),
             history=InMemoryHistory(),
             key_bindings=self._keys(),
@@ -65,6 +73,13 @@ class Screen:
             color_depth=ColorDepth.DEPTH_8_BIT,
             erase_when_done=False,
         )
+
+    def message(self) -> str:
+        """The prompt's text: the status lines and the input line's start (only the latter once accepted)."""
+        app = get_app_or_none()
+        if app is not None and app.is_done:
+            return self._prompt()
+        return "\n".join([*self._status(), self._prompt()])
 
     def _keys(self) -> KeyBindings:
         keys = KeyBindings()

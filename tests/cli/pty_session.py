@@ -1,4 +1,8 @@
-"""Driving a command through a pseudo-terminal (stdlib `pty`), as a person at a terminal would."""
+"""Driving a command through a pseudo-terminal (stdlib `pty`), as a person at a terminal would.
+
+What was printed is also fed to a terminal emulator (`pyte`), so a test can read the screen as a
+person sees it (with the scrollback): what a redraw erased is gone there, unlike in the raw output.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,8 @@ import termios
 import time
 from collections.abc import Mapping
 from pathlib import Path
+
+import pyte
 
 __all__ = ["PtySession", "plain"]
 
@@ -37,6 +43,8 @@ class PtySession:
                 os._exit(127)
         fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
         self.output = b""
+        self._screen = pyte.HistoryScreen(120, 40, history=5000)
+        self._stream = pyte.ByteStream(self._screen)
         self.returncode: int | None = None
         self._mark = 0
 
@@ -49,6 +57,16 @@ class PtySession:
         """Everything printed so far, without escape sequences."""
         return plain(self.output)
 
+    def screen_lines(self) -> list[str]:
+        """What a person sees: the scrollback, then the 40 lines of the screen (trailing blanks cut)."""
+        self._pump(0.05)
+        columns = range(self._screen.columns)
+        history = ["".join(line[x].data for x in columns) for line in self._screen.history.top]
+        lines = [line.rstrip() for line in history + list(self._screen.display)]
+        while lines and not lines[-1]:
+            lines.pop()
+        return lines
+
     def _pump(self, timeout: float) -> bool:
         ready, _, _ = select.select([self.fd], [], [], timeout)
         if not ready:
@@ -58,6 +76,7 @@ class PtySession:
         except OSError:  # the child closed the terminal
             return False
         self.output += chunk
+        self._stream.feed(chunk)
         for _request in range(chunk.count(b"\x1b[6n")):  # a cursor position request: answer as a terminal does
             os.write(self.fd, b"\x1b[1;1R")
         return bool(chunk)

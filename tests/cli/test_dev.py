@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from eve_runtime.serving.dev_server import STATE_FILE, read_record
+from eve_runtime.serving.dev_server import STATE_FILE, read_record, running_server
 from tests.cli.test_serve import _eve, serving
 from tests.server.support import scaffold_app
 
@@ -131,4 +131,40 @@ def test_a_stale_record_is_replaced(app: Path) -> None:
         record = read_record(app)
         assert record is not None and record.url == server.url
         server.stop()
+    assert server.returncode == 0
+
+
+def test_a_broken_agent_serves_its_diagnostics_until_a_save_fixes_it(app: Path) -> None:
+    tool = app / "agent" / "tools" / "version.py"
+    tool.write_text("def version(:\n")
+    with serving(app, "dev", "--no-ui") as server, httpx.Client(base_url=server.url, timeout=10) as http:
+        health = http.get("/eve/v1/health")
+        assert health.status_code == 503
+        body = health.json()
+        assert (body["ok"], body["status"], body["code"]) == (False, "failed", "agent_has_errors")
+        assert body["diagnostics"][0]["sourcePath"].endswith("version.py")
+        assert running_server(app) is not None, "a second eve dev attaches to it rather than starting another"
+        refused = http.post("/eve/v1/session", json={"message": "hello"})
+        assert refused.status_code == 409
+        error = refused.json()
+        assert (error["ok"], error["code"]) == (False, "agent_has_errors")
+        assert "fix them and save" in error["error"] and "First: agent/tools/version.py:1: " in error["error"]
+        assert error["diagnostics"][0]["line"] == 1
+        build = http.get("/eve/v1/dev/build").json()
+        assert (build["status"], build["serving"], build["rebuilds"]) == ("failed", False, 0)
+        tool.write_text("def version(::\n")  # still broken: the newest build's diagnostics are served
+        deadline = time.monotonic() + 20
+        while http.get("/eve/v1/dev/build").json()["rebuilds"] == 0:
+            assert time.monotonic() < deadline, "the broken save was not rebuilt"
+            time.sleep(0.05)
+        tool.write_text(TOOL.format(label="fixed", delay=0))
+        while http.get("/eve/v1/health").status_code != 200:
+            assert time.monotonic() < deadline + 20, "the fix was not picked up"
+            time.sleep(0.05)
+        build = http.get("/eve/v1/dev/build").json()
+        assert build["status"] == "ready" and build["rebuilds"] == 2 and "serving" not in build
+        _, events = turn(http, None, "/call version {}")
+        assert result(events) == "fixed"
+        server.stop()
+    assert "cannot run it yet" in server.stderr and "the agent compiles now" in server.stderr
     assert server.returncode == 0

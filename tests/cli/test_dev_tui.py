@@ -8,6 +8,7 @@ come back with `--resume`.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -55,6 +56,24 @@ def terminal(app: Path, config_home: Path, *args: str) -> Iterator[PtySession]:
         session.close()
 
 
+STATUS_LINE = re.compile(r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] [A-Z][^·]* · \d+s · ")
+"""The status line drawn above the prompt while a turn runs (`⠙ Waiting for your answer · 4s · ...`)."""
+
+
+def assert_no_status_line(session: PtySession) -> None:
+    """The screen, scrollback included, shows no status line (call it once the turn has ended).
+
+    The live one goes at the next redraw of the prompt; one frozen into the transcript never goes.
+    """
+    deadline = time.monotonic() + 5
+    while stale := [line for line in session.screen_lines() if STATUS_LINE.search(line)]:
+        assert time.monotonic() < deadline, "a status line stayed on the screen:\n" + "\n".join(
+            session.screen_lines()[-60:]
+        )
+        time.sleep(0.1)
+    assert not stale
+
+
 def quit_cleanly(session: PtySession) -> None:
     session.line("/quit")
     assert session.wait() == 0
@@ -66,8 +85,9 @@ def test_init_dev_chat_and_quit(app: Path, config_home: Path) -> None:
         assert record is not None and record.url in session.text
         session.line("hello there")
         session.expect(r"● echo: hello there")
-        session.expect(r"\d+ in / \d+ out tokens in this session")
+        session.expect(r"this turn: \d+ in / \d+ out tokens · \d+ in / \d+ out in this session")
         quit_cleanly(session)
+        session.expect(r"Stopped the server\. .* eve dev --resume to pick up the newest unfinished one")
     assert read_record(app) is None, "quitting the UI stops the server and removes its record"
     logs = list((app / ".eve" / "logs").glob("dev-*.log"))
     assert logs and "opened the eve store" in logs[0].read_text(), "the server logs to a file while the UI runs"
@@ -113,22 +133,40 @@ def test_a_broken_tool_keeps_the_old_one_serving_until_fixed(app: Path, config_h
         quit_cleanly(session)
 
 
+def test_a_broken_agent_at_start_shows_its_errors_and_serves_the_fix(app: Path, config_home: Path) -> None:
+    tool = app / "agent" / "tools" / "version.py"
+    tool.write_text("def version(:\n")
+    with terminal(app, config_home) as session:  # it does not exit: it waits for the fix
+        session.expect(r"✗ the agent has errors, so nothing serves yet: fix them and save", anywhere=True)
+        session.expect(r"agent/tools/version\.py:1 ")
+        session.line("hello")
+        session.expect(r"409 agent_has_errors: The agent has 1 error\(s\), so eve dev cannot run it yet")
+        assert_no_status_line(session)
+        tool.write_text(TOOL.format(label="fixed", delay=0))
+        session.expect(r"↻ reloaded: generation \d+ serves the next turn")
+        session.line("/call version {}")
+        session.expect(r'● version -> "fixed"')
+        quit_cleanly(session)
+
+
 def test_approving_a_call_inline(app: Path, config_home: Path) -> None:
     with terminal(app, config_home) as session:
         session.line('/call send_alert {"city": "Oslo", "message": "snow"}')
         session.expect(r"\? Approve Send alert\?")
-        session.expect(r"1\) Approve  2\) Cancel")
+        session.expect(r"1\) Approve  2\) Deny")
         session.line("maybe")
-        session.expect(r"Answer with y \(approve\) or n \(cancel\)")
+        session.expect(r"Answer with y \(approve\) or n \(deny\)")
         session.line("y")
         session.expect(r"approved")
         session.expect(r'↳ \{"city":"Oslo","sent":true,"message":"snow"\}')
         session.expect(r"in this session")
+        assert_no_status_line(session)  # it showed while the approval waited: not left behind by the answer
         session.line('/call send_alert {"city": "Oslo", "message": "hail"}')
         session.expect(r"\? Approve Send alert\?")
         session.line("n")
-        session.expect(r"cancelled|denied|rejected")
+        session.expect(r"denied")
         session.expect(r"in this session")
+        assert_no_status_line(session)
         quit_cleanly(session)
 
 
@@ -141,6 +179,7 @@ def test_enter_during_a_turn_steers_it(app: Path, config_home: Path) -> None:
         session.expect(r"● steered to the coast")
         turn_end = session.expect(r"in this session")
         assert "echo:" not in session.text[turn_end.start() :]
+        assert_no_status_line(session)  # the steer was typed under a live status line
         quit_cleanly(session)
 
 
@@ -175,7 +214,7 @@ def test_slash_commands(app: Path, config_home: Path) -> None:
         session.line("/clear")
         session.expect(r"context cleared")
         session.line("/sessions")
-        session.expect(rf"{first}\s+reset")
+        session.expect(rf"{first}\s+ended\s+[\d-]+ [\d:]+\s+“first message”")
         quit_cleanly(session)
 
 
@@ -224,14 +263,35 @@ def test_quit_while_waiting_then_resume_answers_the_same_session(app: Path, conf
         quit_cleanly(session)
     with terminal(app, config_home) as session:  # without --resume the old session stays dormant
         session.line("/sessions")
-        session.expect(rf"{waiting}\s+active")
+        session.expect(rf"{waiting}\s+dormant\s+[\d-]+ [\d:]+\s+“/call send_alert")
+        session.expect(r"eve dev --resume")
         quit_cleanly(session)
     with terminal(app, config_home, "--resume") as session:
         session.expect(rf"Resumed session {waiting}", anywhere=True)
-        session.expect(r"1\) Approve  2\) Cancel", anywhere=True)
+        session.expect(r"1\) Approve  2\) Deny", anywhere=True)
         session.line("y")
         session.expect(r'↳ \{"city":"Lima","sent":true,"message":"fog"\}')
         session.expect(r"in this session")
+        quit_cleanly(session)
+
+
+def test_a_message_to_a_dormant_session_is_refused_without_a_stale_status_line(app: Path, config_home: Path) -> None:
+    with terminal(app, config_home) as session:
+        session.line("hello")
+        session.expect(r"● echo: hello")
+        first = session.expect(r"(wrun_\w+) · http").group(1)
+        quit_cleanly(session)
+    with terminal(app, config_home) as session:  # without --resume: the session is dormant
+        session.line(f"/sessions {first}")
+        session.expect(rf"Switched to {first} \(dormant: .*eve dev --resume")
+        session.expect(r"● echo: hello")  # its history replays
+        session.line("are you there?")
+        session.expect(r"dormant\. Restart with 'eve dev\s+--resume'")  # the server's 409, said plainly
+        assert_no_status_line(session)
+        session.line("/new")
+        session.line("a fresh start")
+        session.expect(r"● echo: a fresh start")
+        assert_no_status_line(session)
         quit_cleanly(session)
 
 
@@ -241,9 +301,11 @@ def test_a_second_eve_dev_attaches_to_the_running_server(app: Path, config_home:
         assert record is not None
         with terminal(app, config_home) as second:
             assert record.url in second.text
+            second.expect(rf"Attached to the eve dev already running for this app \(pid {record.pid}\)", anywhere=True)
             second.line("from the second terminal")
             second.expect(r"● echo: from the second terminal")
             quit_cleanly(second)
+            second.expect(rf"Detached\. The eve dev of pid {record.pid} keeps serving")
         first.line("still serving")
         first.expect(r"● echo: still serving")
         quit_cleanly(first)

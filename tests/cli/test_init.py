@@ -48,6 +48,14 @@ def test_init_writes_every_template_file(runner: CliRunner, tmp_path: Path) -> N
     assert readme.startswith("# my-agent") and "{{" not in readme
     assert "Model: test (given with --model)" in result.output
     assert "cd my-agent" in result.output
+    steps = result.output[result.output.index("Next steps:") :].splitlines()
+    assert steps[1:3] == [
+        "  cd my-agent",
+        "  eve dev      chat with the agent in this terminal; it reloads on every save (/help inside)",
+    ]
+    assert "/call get_weather" in result.output  # the test model's directives, in one line
+    assert readme.index("eve dev") < readme.index("eve info")  # the README leads with eve dev too
+    assert "/call get_weather" in readme
 
 
 def test_scaffolded_app_compiles_cleanly_and_its_tool_runs(runner: CliRunner, tmp_path: Path) -> None:

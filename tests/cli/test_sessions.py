@@ -93,6 +93,7 @@ def test_sessions_list_show_and_stream(app: Path, runner: CliRunner) -> None:
     listed = eve(runner, "sessions", "list")
     assert listed.exit_code == 0, listed.output
     assert session_id in listed.stdout and "weather-agent" in listed.stdout
+    assert "idle" in listed.stdout and "“/say Looking. /call get_weather" in listed.stdout
     as_json = json.loads(eve(runner, "sessions", "list", "--json").stdout)
     assert as_json[0]["sessionId"] == session_id and as_json[0]["status"] == "active"
 

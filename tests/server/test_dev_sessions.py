@@ -31,10 +31,37 @@ def test_lists_every_session_newest_first(api: Harness) -> None:
     sessions = body["sessions"]
     assert [s["sessionId"] for s in sessions] == [retired, talked, parked]
     assert [s["status"] for s in sessions] == ["reset", "active", "active"]
+    assert [s["state"] for s in sessions] == ["ended", "idle", "idle"]
+    assert [s["preview"] for s in sessions] == ["bye", "hello", ""]
     assert {s["agent"] for s in sessions} == {"weather-agent"}
     created = [datetime.fromisoformat(s["createdAt"].replace("Z", "+00:00")) for s in sessions]
     assert created == sorted(created, reverse=True)
     assert all(s["createdAt"].endswith("Z") for s in sessions)
+
+
+def test_a_session_waiting_for_an_approval_says_so_and_previews_its_first_message(api: Harness) -> None:
+    long = "/call send_alert " + '{"city": "Oslo", "message": "' + "snow " * 30 + '"}'
+    waiting = api.create(long)
+    api.wait_for(waiting, "input.requested")
+    (listed,) = api.client.get(PATH).json()["sessions"]
+    assert listed["state"] == "waiting-for-input"
+    assert listed["preview"].startswith("/call send_alert {") and listed["preview"].endswith("…")
+    assert len(listed["preview"]) == 80
+
+
+def test_a_session_of_an_earlier_run_is_dormant(api: Harness) -> None:
+    import time
+
+    session_id = api.create("hi")
+    api.wait_for(session_id, "session.waiting")
+    api.runtime.availability.dormant_before = time.time() + 60  # as `eve dev` without --resume sees it
+    assert [s["state"] for s in api.client.get(PATH).json()["sessions"]] == ["dormant"]
+
+
+def test_a_running_turn_lists_as_running(api: Harness) -> None:
+    session_id = api.create("/delay 2000\n/reply slowly")
+    api.wait_for(session_id, "turn.started")
+    assert [s["state"] for s in api.client.get(PATH).json()["sessions"]] == ["running"]
 
 
 def test_an_empty_store_lists_nothing(api: Harness) -> None:

@@ -4,6 +4,10 @@ Whatever a tool does, the call ends in a `ToolOutcome`: a failure (an exception,
 an unknown tool, an output that is not JSON) is reported to the model and on the stream as a
 failed result, and the turn goes on. eve's rule decides the status: `failed` when the tool
 raised, or returned an object with a non-empty string `code` and `message`.
+
+A tool that raises is also logged with its traceback (logger `eve.tools`, naming the tool and the
+call id), so the file and line reach the server's log (`eve dev`'s log file, which its terminal
+UI opens with `/trace`); the model and the stream get the message only.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import logging
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import Executor
 from typing import Any
@@ -27,6 +32,13 @@ from eve_runtime.project.runtime_agent import RuntimeTool
 __all__ = ["json_safe", "run_tool"]
 
 PartialSink = Callable[[Any], None]
+logger = logging.getLogger("eve.tools")
+
+
+def _raised(call: ToolCall, exc: Exception) -> ToolOutcome:
+    """The outcome of a call whose tool raised `exc`, logged with its traceback."""
+    logger.warning("the tool %s raised %s (call %s)", call.name, type(exc).__name__, call.id, exc_info=exc)
+    return failed_outcome(call, "ACTION_RESULT_FAILED", str(exc) or type(exc).__name__, name=type(exc).__name__)
 
 
 def json_safe(value: Any) -> Any:
@@ -94,7 +106,7 @@ async def _run_tool(
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            return failed_outcome(call, "ACTION_RESULT_FAILED", str(exc) or type(exc).__name__, name=type(exc).__name__)
+            return _raised(call, exc)
         return _settle(call, tool, output)
     if tool is None or tool.function is None or tool.schema is None:
         return failed_outcome(call, "UNKNOWN_TOOL", f"There is no tool named {call.name!r}.")
@@ -122,7 +134,7 @@ async def _run_tool(
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a tool's failure is the model's information, never the turn's end
-        return failed_outcome(call, "ACTION_RESULT_FAILED", str(exc) or type(exc).__name__, name=type(exc).__name__)
+        return _raised(call, exc)
     return _settle(call, tool, output)
 
 

@@ -257,7 +257,9 @@ class _Api:
 
     async def dev_sessions(self, request: Request) -> Response:
         """`GET /eve/v1/dev/sessions` (development mode only): every session in the store, newest first."""
-        return json_response({"ok": True, "sessions": await list_sessions(self.runtime.store)})
+        return json_response(
+            {"ok": True, "sessions": await list_sessions(self.runtime.store, self.runtime.availability)}
+        )
 
     async def connection_token(self, request: Request) -> Response:
         return await supply_token(self.runtime, request, await self._body(request))
@@ -321,6 +323,7 @@ def create_app(
     reset_timeout: float = 30.0,
     stream_options: StreamOptions | None = None,
     generation: int = 0,
+    rebuilds: int = 0,
 ) -> Starlette:
     """The `/eve/v1` HTTP API over a runtime whose store is open and which is started (or will be).
 
@@ -338,6 +341,7 @@ def create_app(
         reset_timeout: Seconds a reset waits for the session to end before answering anyway.
         stream_options: Heartbeat and lease timing of live streams.
         generation: The generation of `manifest` (`GET /eve/v1/dev/build` reports it in development).
+        rebuilds: The rebuilds before this app (`eve dev` that started on a broken agent).
 
     Returns:
         The app. `app.state.streams` ([`StreamRegistry`][eve_runtime.server.stream.StreamRegistry])
@@ -358,7 +362,7 @@ def create_app(
         middleware=[Middleware(CatchAll), Middleware(ChannelRouter, runtime=runtime, max_body_bytes=max_body_bytes)],
         exception_handlers={HTTPException: http_error},
     )
-    api.build = BuildStatus(generation=generation)
+    api.build = BuildStatus(generation=generation, rebuilds=rebuilds)
     app.router.redirect_slashes = False
     app.state.streams = api.streams
     app.state.runtime = runtime

@@ -1,6 +1,8 @@
 """What the development server (`eve dev`) serves besides the API, for local tools.
 
-- `GET /eve/v1/dev/sessions` lists every session in the store, newest first (`eve sessions list`).
+- `GET /eve/v1/dev/sessions` lists every session in the store, newest first (`eve sessions list`,
+  the terminal UI's `/sessions`), each with its `state` (what it is doing now: `running`,
+  `waiting-for-input`, `idle`, `dormant`, `stranded` or `ended`) and a `preview` of its first message.
 - `GET /eve/v1/dev/build` tells which generation serves and how the newest rebuild went, so the
   terminal UI can show a reload or a broken save's diagnostics.
 - `POST /eve/v1/dev/schedules/{scheduleId}` fires a schedule once, by hand, and answers
@@ -13,19 +15,36 @@ They exist only in development mode: under `eve start` they are not routes at al
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 from eve_runtime.project.manifest import Manifest
 from eve_runtime.server.responses import ApiError
+from eve_runtime.sessions.availability import Availability
 from eve_runtime.sessions.schedules import ScheduleFailed, ScheduleTimer, UnknownSchedule
 from eve_runtime.store.base import SessionRecord, SessionStatus, Store
 
-__all__ = ["BuildStatus", "fire_schedule", "list_sessions"]
+__all__ = ["BuildStatus", "SessionState", "fire_schedule", "list_sessions"]
 
 logger = logging.getLogger("eve.server")
+
+SessionState = Literal["running", "waiting-for-input", "idle", "dormant", "stranded", "ended"]
+_PREVIEW = 80
+"""Characters of the first message a listing shows."""
+_STATE_EVENTS: dict[str, SessionState] = {
+    "message.received": "running",  # a message arrived: its turn starts next
+    "turn.started": "running",
+    "turn.waiting": "running",  # on tasks; on input it is `waiting-for-input` (read below)
+    "turn.completed": "idle",
+    "turn.failed": "idle",
+    "turn.cancelled": "idle",
+    "session.waiting": "idle",
+    "session.completed": "ended",
+    "session.failed": "ended",
+}
 
 
 @dataclass(frozen=True)
@@ -59,16 +78,59 @@ def _iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-async def list_sessions(store: Store) -> list[dict[str, Any]]:
-    """Every session of the store as `{sessionId, status, createdAt (ISO 8601), agent}`, newest first."""
+def _preview(message: Any) -> str:
+    """A message's text on one line (the text parts of a multi-part message), cut at `_PREVIEW` characters."""
+    if isinstance(message, list):
+        message = " ".join(str(part.get("text", "")) for part in message if isinstance(part, dict))
+    text = " ".join(str(message or "").split())
+    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
+
+
+async def _describe(store: Store, record: SessionRecord, availability: Availability) -> dict[str, Any]:
+    """What a listing says of one session: the record's fields, its state now and its first message."""
+    rows = await store.read_events(record.id)
+    preview = ""
+    for row in rows:
+        if row.type == "message.received":
+            preview = _preview(json.loads(row.line).get("data", {}).get("message"))
+            break
+    state: SessionState = "idle"
+    for row in reversed(rows):
+        found = _STATE_EVENTS.get(row.type)
+        if found is None:
+            continue
+        state = found
+        if row.type == "turn.waiting" and json.loads(row.line).get("data", {}).get("on") == "input":
+            state = "waiting-for-input"
+        break
+    if record.status != "active":
+        state = "ended"
+    elif availability.stranded(record):
+        state = "stranded"
+    elif availability.dormant(record):
+        state = "dormant"
+    return {
+        "sessionId": record.id,
+        "status": record.status,
+        "state": state,
+        "createdAt": _iso(record.created_at),
+        "agent": record.agent,
+        "preview": preview,
+    }
+
+
+async def list_sessions(store: Store, availability: Availability | None = None) -> list[dict[str, Any]]:
+    """Every session of the store, newest first: `{sessionId, status, state, createdAt (ISO 8601), agent, preview}`.
+
+    `status` is the stored one (`active`, `completed`, `failed`, `reset`); `state` is what the
+    session does now (see the module docstring); `availability` tells dormant and stranded ones.
+    """
     latest: dict[str, SessionRecord] = {}
     for status in get_args(SessionStatus):  # `active` first: a session that ends meanwhile shows its end
         latest.update((record.id, record) for record in await store.list_sessions(status))
     records = sorted(latest.values(), key=lambda record: (record.created_at, record.id), reverse=True)
-    return [
-        {"sessionId": record.id, "status": record.status, "createdAt": _iso(record.created_at), "agent": record.agent}
-        for record in records
-    ]
+    availability = availability or Availability()
+    return [await _describe(store, record, availability) for record in records]
 
 
 async def fire_schedule(schedules: ScheduleTimer, schedule_id: str) -> dict[str, Any]:

@@ -211,12 +211,17 @@ def dev_sessions_schema() -> JSON:
     """The body of `GET /eve/v1/dev/sessions` (`eve dev` only)."""
     session = {
         "type": "object",
-        "required": ["sessionId", "status", "createdAt", "agent"],
+        "required": ["sessionId", "status", "state", "createdAt", "agent", "preview"],
         "properties": {
             "sessionId": _SESSION_ID,
-            "status": {"enum": ["active", "completed", "failed", "reset"]},
+            "status": {"enum": ["active", "completed", "failed", "reset"], "description": "As stored."},
+            "state": {
+                "enum": ["running", "waiting-for-input", "idle", "dormant", "stranded", "ended"],
+                "description": "What the session does now (dormant: of an earlier eve dev run without --resume).",
+            },
             "createdAt": {"type": "string", "format": "date-time"},
             "agent": {"type": "string"},
+            "preview": {"type": "string", "description": "The first message, on one line, cut at 80 characters."},
         },
     }
     return {
@@ -237,6 +242,10 @@ def dev_build_schema() -> JSON:
             "rebuilds": {"type": "integer", "description": "Rebuilds since the server started, failed ones included."},
             "status": {"enum": ["ready", "failed"], "description": "How the newest rebuild went."},
             "diagnostics": {"type": "array", "items": {"type": "object"}, "description": "A failed build's."},
+            "serving": {
+                "type": "boolean",
+                "description": "false while no build of this eve dev compiled (the agent was broken from the start).",
+            },
         },
     }
 

@@ -32,19 +32,26 @@ class DevServer:
     pid: int
     started_at: str
     version: str
+    log_file: str | None = None
+    """Where it logs (its terminal UI's `/trace` reads tracebacks there); None when it logs to stderr."""
 
 
 def _path(app_root: Path) -> Path:
     return app_root / STATE_FILE
 
 
-def write_record(app_root: Path, url: str) -> DevServer:
+def write_record(app_root: Path, url: str, *, log_file: Path | None = None) -> DevServer:
     """Record this process as the app's `eve dev` server (atomically)."""
-    server = DevServer(url=url, pid=os.getpid(), started_at=datetime.now(UTC).isoformat(), version=__version__)
+    logs = str(log_file) if log_file is not None else None
+    server = DevServer(
+        url=url, pid=os.getpid(), started_at=datetime.now(UTC).isoformat(), version=__version__, log_file=logs
+    )
     path = _path(app_root)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(".tmp")
     document = {"url": server.url, "pid": server.pid, "startedAt": server.started_at, "version": server.version}
+    if logs is not None:
+        document["logFile"] = logs
     temporary.write_text(json.dumps(document, indent=2) + "\n")
     temporary.replace(path)
     return server
@@ -54,8 +61,13 @@ def read_record(app_root: Path) -> DevServer | None:
     """The recorded server, or None (no record, or one that cannot be read)."""
     try:
         data = json.loads(_path(app_root).read_text())
+        logs = data.get("logFile")
         return DevServer(
-            url=str(data["url"]), pid=int(data["pid"]), started_at=str(data["startedAt"]), version=str(data["version"])
+            url=str(data["url"]),
+            pid=int(data["pid"]),
+            started_at=str(data["startedAt"]),
+            version=str(data["version"]),
+            log_file=logs if isinstance(logs, str) else None,
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -78,9 +90,9 @@ def running_server(app_root: Path, *, timeout: float = 1.0) -> DevServer | None:
         response = httpx.get(f"{record.url}/eve/v1/health", timeout=timeout)
     except httpx.HTTPError:
         return None
-    if response.status_code == 503:  # a server whose disk is full still runs: never start a second one
+    if response.status_code == 503:  # a full disk or a broken agent: it still runs, never start a second one
         try:
-            return record if response.json().get("status") == "degraded" else None
+            return record if response.json().get("status") in ("degraded", "failed") else None
         except ValueError:
             return None
     return record if response.status_code == 200 else None

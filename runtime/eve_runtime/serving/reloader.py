@@ -31,7 +31,7 @@ from eve_runtime.project.loader import ModuleLoader
 from eve_runtime.project.paths import load_env_files
 from eve_runtime.sessions.runtime import Runtime
 
-__all__ = ["Reload", "Reloader", "live_generations"]
+__all__ = ["Reload", "Reloader", "live_generations", "watched"]
 
 logger = logging.getLogger("eve.reload")
 
@@ -41,6 +41,15 @@ _live: set[int] = set()
 def live_generations() -> set[int]:
     """The generations whose modules are still loaded (for tests and `eve dev`'s status)."""
     return set(_live)
+
+
+def watched(path: Path, app_root: Path, agent_root: Path) -> bool:
+    """Whether a change to `path` calls for a rebuild: files of `agent/` and the app's `.env` files."""
+    if path.name.endswith((".pyc", ".pyo", "~")) or "__pycache__" in path.parts or path.name.startswith(".#"):
+        return False
+    if path.is_relative_to(agent_root):
+        return True
+    return path.parent == app_root and path.name in (".env", ".env.local")
 
 
 def _track(loader: ModuleLoader, compiled: CompiledApp) -> None:
@@ -93,11 +102,7 @@ class Reloader:
 
     def watches(self, path: Path) -> bool:
         """Whether a change to `path` calls for a rebuild: files of `agent/` and the app's `.env` files."""
-        if path.name.endswith((".pyc", ".pyo", "~")) or "__pycache__" in path.parts or path.name.startswith(".#"):
-            return False
-        if path.is_relative_to(self.agent_root):
-            return True
-        return path.parent == self.app_root and path.name in (".env", ".env.local")
+        return watched(path, self.app_root, self.agent_root)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Watch and rebuild until `stop` is set."""

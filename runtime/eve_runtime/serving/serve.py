@@ -34,6 +34,8 @@ from eve_runtime.redaction import REDACTOR, install_log_redaction
 from eve_runtime.server.app import create_app
 from eve_runtime.server.auth import Authenticator, BearerTokenAuth, LoopbackAuth, is_loopback_host, token_problem
 from eve_runtime.server.stream import StreamOptions
+from eve_runtime.serving.broken import BrokenBuild, wait_for_fix
+from eve_runtime.serving.companion import Companion, client_host
 from eve_runtime.serving.http_limits import HttpLimits, protocol_class
 from eve_runtime.serving.reloader import Reloader
 from eve_runtime.serving.worlds import WORLDS, WorldUnavailable, lease_seconds, open_world
@@ -209,7 +211,6 @@ async def _serve(
     companion: Callable[[str], Awaitable[None]] | None,
     limits: HttpLimits,
 ) -> None:
-    assert compiled.root is not None
     try:
         if world == "postgres":  # many processes share the store: sessions run under leases
             runtime_options = dataclasses.replace(runtime_options or RuntimeOptions(), lease_seconds=lease_seconds())
@@ -218,6 +219,28 @@ async def _serve(
         raise ServeError(str(exc)) from None
     try:
         sock = _bind(host, port)
+        alongside = Companion(companion)
+
+        def listening(bound: int) -> None:
+            if alongside.url is None:  # once: a broken start's phase already announced the server
+                on_listening(listening_line(host, bound))
+                alongside.start(f"http://{client_host(host)}:{bound}")
+
+        rebuilds = 0
+        if compiled.root is None:  # `eve dev` on a broken agent: its diagnostics until a save fixes it
+            broken = BrokenBuild(compiled, bind_host=host)
+            del compiled
+
+            def phase(app: Starlette, copy: socket.socket, done: asyncio.Event) -> Awaitable[None]:
+                return run_app(app, copy, on_listening=listening, stop=done, limits=limits)
+
+            fixed = await wait_for_fix(broken, sock, serve=phase, stop=alongside.done)
+            if fixed is None or fixed.root is None:
+                await alongside.close()
+                sock.close()
+                return
+            compiled, rebuilds = fixed, broken.rebuilds + 1
+        assert compiled.root is not None
         runtime_options = _test_clock(runtime_options)
         runtime = Runtime(compiled.root, store, options=runtime_options, mode=mode, dormant_before=dormant_before)
         watching: asyncio.Task[None] | None = None
@@ -231,17 +254,12 @@ async def _serve(
                 auth=_auth(mode, host),
                 stream_options=stream_options,
                 generation=compiled.loader.generation,
+                rebuilds=rebuilds,
             )
             if reload:
                 reloader = Reloader(compiled.paths.app_root, runtime, compiled, on_reload=_show(app))
                 del compiled  # the reloader tracks generations: nothing here may keep an old one alive
                 watching = asyncio.create_task(reloader.run(stop_watching), name="eve-reload")
-            alongside = _Companion(companion)
-
-            def listening(bound: int) -> None:
-                on_listening(listening_line(host, bound))
-                alongside.start(f"http://{_client_host(host)}:{bound}")
-
             await run_app(app, sock, on_listening=listening, stop=alongside.done, limits=limits)
             await alongside.close()
             logger.info("stopping: letting running steps reach a boundary (at most %gs)", stop_deadline)
@@ -253,41 +271,6 @@ async def _serve(
             sock.close()
     finally:
         await store.close()
-
-
-def _client_host(host: str) -> str:
-    """Where a client on this machine reaches a server listening on `host`."""
-    if host in ("0.0.0.0", "", "::", "[::]"):
-        return "127.0.0.1"
-    return f"[{host}]" if ":" in host and not host.startswith("[") else host
-
-
-class _Companion:
-    """Code run beside the server once it listens (the terminal UI); the server stops when it returns."""
-
-    def __init__(self, run: Callable[[str], Awaitable[None]] | None) -> None:
-        self._run = run
-        self._task: asyncio.Task[None] | None = None
-        self.done = asyncio.Event()
-
-    def start(self, url: str) -> None:
-        if self._run is None:
-            return
-        self._task = asyncio.ensure_future(self._run(url))
-        self._task.add_done_callback(lambda _task: self.done.set())
-
-    async def close(self) -> None:
-        """Stop the companion if the server stopped first (a signal); report how it ended."""
-        if self._task is None:
-            return
-        if not self._task.done():
-            self._task.cancel()
-        try:
-            await self._task
-        except asyncio.CancelledError:
-            pass
-        except Exception:
-            logger.exception("the terminal UI failed")
 
 
 def _show(app: Starlette) -> Callable[[Reloader, CompiledApp], None]:
@@ -348,7 +331,8 @@ def serve(
         ServeError: The world is unavailable, the store is in use, the port cannot be bound, an
             `EVE_HTTP_*` variable is not a valid limit, or (`production`) `EVE_AUTH_TOKEN` is
             shorter than 16 characters or has surrounding whitespace.
-        CompileError: The project has error diagnostics.
+        CompileError: The project has error diagnostics (without `reload`: `eve dev` serves
+            them instead, see `eve_runtime.serving.broken`, and serves the first save that compiles).
     """
     load_env_files(app_root)
     REDACTOR.refresh()  # the secrets of `.env` too: masked in the store, the stream and the logs
@@ -362,7 +346,7 @@ def serve(
     except ValueError as exc:
         raise ServeError(str(exc)) from None
     compiled = compile_app(app_root)
-    if compiled.root is None:
+    if compiled.root is None and not reload:  # `eve dev` serves the diagnostics and waits for a fix
         raise CompileError(compiled.diagnostics)
     main = _serve(
         compiled,

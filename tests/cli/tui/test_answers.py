@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from eve_cli.tui.answers import answer_for, answer_hint
+from eve_cli.tui.answers import answer_for, answer_hint, option_label
 from eve_runtime.client import InputRequest
 
 APPROVAL = InputRequest.from_wire(
@@ -31,7 +31,12 @@ def test_approvals_take_yes_no_numbers_and_names() -> None:
         assert answer_for(APPROVAL, typed) == {"requestId": "r1", "optionId": "cancel"}
     assert answer_for(APPROVAL, "maybe") is None
     assert answer_for(APPROVAL, "3") is None
-    assert "y (approve)" in answer_hint(APPROVAL)
+    assert "y (approve) or n (deny)" in answer_hint(APPROVAL)
+
+
+def test_an_approvals_cancel_option_reads_deny_and_other_labels_stay() -> None:
+    assert [option_label(APPROVAL, option) for option in APPROVAL.options] == ["Approve", "Deny"]
+    assert [option_label(QUESTION, option) for option in QUESTION.options] == ["Red wine", "White wine"]
 
 
 def test_questions_take_options_or_free_text() -> None:

@@ -95,7 +95,7 @@ def test_a_request_is_asked_inline_and_its_outcome_shown() -> None:
     assert printed == [
         "? Approve Send alert?",
         '  send_alert {"city":"Oslo"}',
-        "  1) Approve  2) Cancel  (type y or n, or a number)",
+        "  1) Approve  2) Deny  (type y or n, or a number)",  # the wire says cancel/Cancel
     ]
     assert feed.activity == "Waiting for your answer"
     assert plain(feed.push(event("input.resolved", resolutions=[{"requestId": "r1", "outcome": "approved"}]))) == [
@@ -112,13 +112,29 @@ def test_a_relayed_question_names_its_task_and_accepts_free_text() -> None:
 
 def test_turn_endings() -> None:
     _feed, done = feed_of(event("turn.started"), event("turn.completed"))
-    assert done == ["  0 in / 0 out tokens in this session"]
+    assert done == ["  this turn: 0 in / 0 out tokens · 0 in / 0 out in this session"]
     _feed, failed = feed_of(event("turn.started"), event("turn.failed", code="MODEL_ERROR", message="nope"))
     assert failed == ["✗ the turn failed: MODEL_ERROR: nope"]
     feed, cancelled = feed_of(
         event("turn.started"), event("message.appended", messageDelta="par"), event("turn.cancelled")
     )
     assert cancelled == ["● par", "■ cancelled"] and feed.activity is None and not feed.busy
+
+
+def test_token_counts_are_the_turns_and_move_while_text_streams() -> None:
+    feed, _printed = feed_of(
+        event("session.waiting", usage={"inputTokens": 100, "outputTokens": 50}),  # the turns before
+        event("turn.started"),
+    )
+    assert feed.turn_tokens() == "0 output tokens"
+    feed.push(event("message.appended", messageDelta="Hello, w"))
+    assert feed.turn_tokens() == "~2 output tokens"  # estimated while the step streams
+    feed.push(event("message.appended", messageDelta="orld! How are you?"))
+    assert feed.turn_tokens() == "~7 output tokens"
+    feed.push(event("step.completed", usage={"inputTokens": 10, "outputTokens": 6, "costUsd": 0.002}))
+    assert feed.turn_tokens() == "6 output tokens"  # the step reported: its real count
+    footer = plain(feed.push(event("turn.completed")))[-1]
+    assert footer == "  this turn: 10 in / 6 out tokens, $0.0020 · 110 in / 56 out in this session"
 
 
 def test_tasks_show_when_they_start_and_settle() -> None:
@@ -132,6 +148,14 @@ def test_tasks_show_when_they_start_and_settle() -> None:
     assert plain(feed.push(event("task.settled", taskId="t1", status="completed", output="sunny"))) == [
         "  ◆ forecaster completed sunny"
     ]
+
+
+def test_a_message_the_server_refused_stops_showing_sending() -> None:
+    feed = Feed(Conversation())
+    feed.sent("hi")
+    feed.unsent("hi")
+    assert not feed.busy and feed.activity is None
+    assert plain(feed.push(event("message.received", message="hi"))) == ["› hi"]  # sent again elsewhere: shown
 
 
 def test_duplicates_print_nothing() -> None:
@@ -152,3 +176,15 @@ def test_a_call_closed_by_recovery_prints_as_abandoned() -> None:
         ),
     )
     assert printed == ["▸ slow {}", f"  ↳ abandoned: {message}"]
+
+
+def test_a_tool_that_raised_names_its_error_and_points_to_its_traceback() -> None:
+    _feed, printed = feed_of(
+        event(
+            "action.result",
+            status="failed",
+            error={"code": "ACTION_RESULT_FAILED", "message": "no weather for Oslo"},
+            result={"callId": "c1", "toolName": "explode", "errorName": "ValueError", "isError": True},
+        )
+    )
+    assert printed == ["  ↳ failed: ValueError: no weather for Oslo (/trace shows where)"]
