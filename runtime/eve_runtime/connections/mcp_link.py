@@ -61,8 +61,10 @@ class McpLink:
         environment: dict[str, str],
         cwd: str | None,
         on_tools_changed: Callable[[], None],
+        auth: httpx.Auth | None = None,
     ) -> None:
         self.definition = definition
+        self.auth = auth
         self.headers = headers
         self.environment = environment
         self.cwd = cwd
@@ -103,7 +105,9 @@ class McpLink:
         definition = self.definition
         if definition.url is not None:
             timeout = httpx.Timeout(definition.timeout, read=max(definition.timeout, 300.0))
-            client = await stack.enter_async_context(create_mcp_http_client(headers=self.headers, timeout=timeout))
+            client = await stack.enter_async_context(
+                create_mcp_http_client(headers=self.headers, timeout=timeout, auth=self.auth)
+            )
             return streamable_http_client(definition.url, http_client=client)
         program, *args = definition.command
         base = {key: os.environ[key] for key in ("PATH", "HOME", "LANG", "SYSTEMROOT") if key in os.environ}

@@ -239,6 +239,7 @@ async def _serve(
             alongside = _Companion(companion)
 
             def listening(bound: int) -> None:
+                runtime.connections.listening_at(f"http://{_client_host(host)}:{bound}")  # OAuth redirects
                 on_listening(listening_line(host, bound))
                 alongside.start(f"http://{_client_host(host)}:{bound}")
 
