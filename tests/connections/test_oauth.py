@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -51,12 +51,16 @@ def _events(http: httpx.Client, session: str) -> list[dict[str, Any]]:
 
 
 def _wait(http: httpx.Client, session: str, event_type: str, count: int = 1) -> list[dict[str, Any]]:
+    return _until(http, session, lambda events: len(_of(events, event_type)) >= count)
+
+
+def _until(http: httpx.Client, session: str, done: Callable[[list[dict[str, Any]]], bool]) -> list[dict[str, Any]]:
     deadline = time.monotonic() + 30
     while True:
         events = _events(http, session)
-        if sum(1 for e in events if e["type"] == event_type) >= count:
+        if done(events):
             return events
-        assert time.monotonic() < deadline, f"no {event_type}: {[e['type'] for e in events]}"
+        assert time.monotonic() < deadline, f"not there: {[e['type'] for e in events]}"
         time.sleep(0.05)
 
 
@@ -168,3 +172,32 @@ def test_an_expired_access_token_is_refreshed(tmp_path: Path) -> None:
             assert len(_of(events, "authorization.required")) == 1
     finally:
         server.kill()
+
+
+def test_a_revoked_sign_in_fails_the_call_and_the_next_one_signs_in_again(
+    tmp_path: Path, oauth_mcp: McpHttpServer
+) -> None:
+    with _serve(tmp_path, oauth_mcp.url) as eve, httpx.Client(base_url=eve.url, timeout=30) as http:
+        session, required = _parked(http, _call("web__revoke", {}))
+        with httpx.Client(timeout=30, follow_redirects=True) as browser:
+            assert browser.get(required["authorization"]["url"]).json()["outcome"] == "authorized"
+        _wait(http, session, "session.waiting")  # the server forgot every token: ours is refused now
+        # The link learns it at its next request: this call fails (never sent with the old token)...
+        # or it already did (its event stream reconnected), and this call parks for a new sign-in.
+        http.post(f"/eve/v1/session/{session}", json={"message": _call("web__echo", {"text": "again"})})
+        events = _until(
+            http, session, lambda e: len(_of(e, "session.waiting")) == 2 or len(_of(e, "turn.waiting")) == 2
+        )
+        if len(_of(events, "authorization.required")) == 1:
+            failed = [e["data"] for e in _of(events, "action.result")][-1]
+            assert failed["status"] == "failed" and failed["error"]["code"] == "AUTHORIZATION_REQUIRED", failed
+            http.post(f"/eve/v1/session/{session}", json={"message": _call("web__echo", {"text": "again"})})
+            events = _wait(http, session, "authorization.required", count=2)
+        assert "echo: again" not in json.dumps(events)
+        again = _of(events, "authorization.required")[-1]["data"]["authorization"]["url"]
+        with httpx.Client(timeout=30, follow_redirects=True) as browser:
+            assert browser.get(again).json()["resumed"] == 1
+        turns = len(_of(events, "turn.started"))
+        events = _wait(http, session, "turn.completed", count=turns)
+        last = [e["data"] for e in _of(events, "action.result")][-1]
+        assert last["status"] == "completed" and "echo: again" in json.dumps(last)

@@ -160,6 +160,7 @@ class Grant:
         pending = _Pending(secrets.token_urlsafe(12), self.name, loop.create_future(), loop.create_future())
         self.pending = pending
         self.problem = None
+        self.rejected = False
         pending.task = loop.create_task(self._probe(pending), name=f"eve-oauth-{self.name}")
         pending.task.add_done_callback(_retrieve)
         self.sign_ins.handles[pending.handle] = pending
