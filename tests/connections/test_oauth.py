@@ -127,6 +127,8 @@ def test_an_unknown_state_or_a_refusal_is_answered_clearly(tmp_path: Path, oauth
         assert page.status_code == 400 and page.headers["content-type"].startswith("text/html")
         assert "unknown" in page.text and "<script" not in page.text
         assert http.get("/eve/v1/connections/nope/callback").status_code == 404
+        token = http.post("/eve/v1/connections/web/token", json={"token": "pasted"})
+        assert token.status_code == 400 and token.json()["code"] == "oauth_connection"
         session, required = _parked(http, _call("web__echo", {"text": "never"}))
         state = parse_qs(urlsplit(required["authorization"]["url"]).query)["state"][0]
         assert http.get(callback, params={"state": state}).json()["code"] == "invalid_callback"
