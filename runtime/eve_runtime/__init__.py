@@ -14,6 +14,7 @@ from eve_runtime._version import __version__
 from eve_runtime.authoring.approval import always, auto, never, once
 from eve_runtime.authoring.channels import Channel, define_channel
 from eve_runtime.authoring.config import AgentConfig, define_agent
+from eve_runtime.authoring.connection_oauth import McpOAuth, mcp_oauth
 from eve_runtime.authoring.connections import (
     AuthContext,
     ConnectionAuth,
@@ -52,6 +53,7 @@ __all__ = [
     "HookContext",
     "Instructions",
     "McpClientConnection",
+    "McpOAuth",
     "OpenApiConnection",
     "ParentSandbox",
     "Sandbox",
@@ -85,6 +87,7 @@ __all__ = [
     "define_state",
     "disable_tool",
     "env",
+    "mcp_oauth",
     "never",
     "once",
     "sessions",

@@ -12,6 +12,7 @@ from eve_runtime import (
     define_mcp_client_connection,
     define_openapi_connection,
     env,
+    mcp_oauth,
 )
 from eve_runtime.authoring.approval import ApprovalCheck, decide
 from eve_runtime.errors import DefinitionError
@@ -47,6 +48,22 @@ def test_bad_definitions_say_what_to_fix() -> None:
         connection_auth(credential_owner="team")  # type: ignore[arg-type]
     with pytest.raises(DefinitionError, match="spec="):
         define_openapi_connection(spec="", description="x")
+
+
+def test_oauth_is_for_http_mcp_connections_and_replaces_tokens() -> None:
+    oauth = connection_auth(oauth=mcp_oauth(client_name=" Support agent "), credential_owner="user")
+    http = define_mcp_client_connection(description="x", url="https://mcp.example.com/mcp", auth=oauth)
+    assert http.auth is not None and http.auth.oauth is not None and http.auth.oauth.client_name == "Support agent"
+    with pytest.raises(DefinitionError, match="needs an HTTP MCP server"):
+        define_mcp_client_connection(description="x", command="srv", auth=oauth)
+    with pytest.raises(DefinitionError, match="for MCP connections"):
+        define_openapi_connection(spec="api.json", description="x", auth=oauth)
+    with pytest.raises(DefinitionError, match="replaces token_env="):
+        connection_auth(oauth=mcp_oauth(), token_env="TOKEN")
+    with pytest.raises(DefinitionError, match="client_name"):
+        mcp_oauth(client_name="")
+    with pytest.raises(DefinitionError, match="https://"):
+        mcp_oauth(client_metadata_url="http://example.com/client.json")
 
 
 def test_env_values_are_read_at_call_time(monkeypatch: pytest.MonkeyPatch) -> None:

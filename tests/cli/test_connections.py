@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from eve_cli.main import app
-from tests.connections.servers import STDIO_COMMAND
+from tests.connections.servers import OAUTH_FIXTURE, STDIO_COMMAND, McpHttpServer
 
 CONNECTIONS = {
     "srv": f"srv = define_mcp_client_connection(command={STDIO_COMMAND!r}, description='Test server.')\n",
@@ -53,3 +53,21 @@ def test_a_missing_token_and_an_unknown_name(runner: CliRunner, project: Path) -
     assert locked.exit_code == 1 and "LOCKED_TOKEN" in locked.stderr
     unknown = runner.invoke(app, ["connections", "test", "nope"])
     assert unknown.exit_code == 1 and "gone, locked, srv" in unknown.stderr
+
+
+def test_an_oauth_connection_says_a_sign_in_is_needed_and_how(runner: CliRunner, project: Path, tmp_path: Path) -> None:
+    server = McpHttpServer(tmp_path, fixture=OAUTH_FIXTURE).start()
+    try:
+        (project / "agent" / "connections" / "tracker.py").write_text(
+            "from eve_runtime import connection_auth, define_mcp_client_connection, mcp_oauth\n\n"
+            f"tracker = define_mcp_client_connection(url={server.url!r}, description='Issues.',\n"
+            "    auth=connection_auth(oauth=mcp_oauth()))\n"
+        )
+        result = runner.invoke(app, ["connections", "test", "tracker"])
+    finally:
+        server.kill()
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "asks for a sign-in (HTTP 401, naming its authorization server)" in result.stderr
+    assert "authorization.required" in result.stderr and "eve dev" in result.stderr
+    down = runner.invoke(app, ["connections", "test", "tracker"])  # the server is gone now
+    assert down.exit_code == 1 and "is the MCP server running" in down.stderr

@@ -17,14 +17,25 @@ import uvicorn
 from tests.fixtures.openapi_service import create_app
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_server.py"
+OAUTH_FIXTURE = FIXTURE.with_name("mcp_oauth_server.py")
 STDIO_COMMAND = [sys.executable, str(FIXTURE), "stdio"]
 
 
 class McpHttpServer:
-    """`mcp_server.py http` in a subprocess; `restart()` brings it back on the same port."""
+    """`mcp_server.py http` (or another fixture) in a subprocess; `restart()` brings it back on the same port."""
 
-    def __init__(self, folder: Path, *, token: str | None = None, call_log: Path | None = None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        token: str | None = None,
+        call_log: Path | None = None,
+        fixture: Path = FIXTURE,
+        environment: dict[str, str] | None = None,
+    ) -> None:
         self.folder = folder
+        self.fixture = fixture
+        self.environment = environment or {}
         self.token = token
         self.call_log = call_log
         self.port = 0
@@ -36,12 +47,12 @@ class McpHttpServer:
 
     def start(self) -> McpHttpServer:
         port_file = self.folder / f"mcp-port-{time.monotonic_ns()}"
-        environment = dict(os.environ, MCP_PORT=str(self.port))
+        environment = dict(os.environ, MCP_PORT=str(self.port), **self.environment)
         if self.token:
             environment["MCP_TOKEN"] = self.token
         if self.call_log:
             environment["MCP_CALL_LOG"] = str(self.call_log)
-        self.process = subprocess.Popen([sys.executable, str(FIXTURE), "http", str(port_file)], env=environment)
+        self.process = subprocess.Popen([sys.executable, str(self.fixture), "http", str(port_file)], env=environment)
         deadline = time.monotonic() + 20
         while not port_file.exists() or not port_file.read_text():
             if self.process.poll() is not None or time.monotonic() > deadline:

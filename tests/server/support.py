@@ -211,6 +211,7 @@ class LiveServer:
 
         def listening(port: int) -> None:
             self.port = port
+            runtime.connections.listening_at(self.url)
             self._ready.set()
 
         try:

@@ -111,7 +111,12 @@ def test_the_document_describes_exactly_the_served_routes(mode: Mode, agent: Run
     assert documented == served
     dev_routes = {"/eve/v1/dev/sessions", "/eve/v1/dev/build", "/eve/v1/dev/schedules/:scheduleId"}
     dev_only = dev_routes if mode == "development" else set()
-    extra = {"/eve/v1/openapi.json", SUBAGENT_STREAM.path, "/eve/v1/connections/:name/token"}
+    extra = {
+        "/eve/v1/openapi.json",
+        SUBAGENT_STREAM.path,
+        "/eve/v1/connections/:name/token",
+        "/eve/v1/connections/:name/callback",
+    }
     assert {route.path for route in DEFAULT_ROUTES} | extra | dev_only == {
         re.sub(r"\{(\w+)\}", r":\1", path) for path, _method in documented
     }

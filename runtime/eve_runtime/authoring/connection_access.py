@@ -14,7 +14,14 @@ from typing import Any, Protocol
 
 from eve_runtime.authoring.connections import AuthContext, ConnectionDefinition
 
-__all__ = ["ConnectionAccess", "ConnectionCallError", "ConnectionToolInfo", "SignIn", "content_text"]
+__all__ = [
+    "ConnectionAccess",
+    "ConnectionCallError",
+    "ConnectionToolInfo",
+    "SignIn",
+    "SignInCallbackError",
+    "content_text",
+]
 
 SEPARATOR = "__"
 """Between a connection's name and its tool's name in what the model calls (`linear__create_issue`)."""
@@ -45,6 +52,8 @@ class SignIn:
     description: str
     url: str | None = None
     instructions: str = ""
+    handle: str | None = None
+    """The runtime's own name for a sign-in under way (an OAuth flow), handed back by `sign_in_awaited`."""
 
 
 class ConnectionCallError(Exception):
@@ -54,6 +63,16 @@ class ConnectionCallError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+class SignInCallbackError(Exception):
+    """An OAuth callback that matches no sign-in under way, or misses its code: answered with `status`."""
+
+    def __init__(self, status: int, message: str, code: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.code = code
 
 
 class ConnectionAccess(Protocol):
@@ -70,6 +89,14 @@ class ConnectionAccess(Protocol):
 
     async def sign_in_needed(self, name: str, definition: ConnectionDefinition, caller: AuthContext) -> SignIn | None:
         """None when a call can go out now (no auth, or a token is at hand); else what to ask for."""
+        ...
+
+    def sign_in_awaited(self, sign_in: SignIn, session_id: str, request_id: str) -> None:
+        """A parked request (`request_id`, the `attemptId`) waits for `sign_in`: resume it once it completes."""
+        ...
+
+    def sign_in_settled(self, session_id: str, request_id: str) -> None:
+        """That request was answered or withdrawn: it waits for no sign-in any more."""
         ...
 
     async def call(

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from eve_runtime.authoring.approval import auto
+from eve_runtime.authoring.connection_oauth import McpOAuth
 from eve_runtime.errors import DefinitionError
 
 __all__ = [
@@ -104,6 +105,7 @@ class ConnectionAuth:
     scheme: str = "Bearer"
     sign_in_url: str | None = None
     instructions: str | None = None
+    oauth: McpOAuth | None = None
 
 
 def connection_auth(
@@ -115,6 +117,7 @@ def connection_auth(
     scheme: str = "Bearer",
     sign_in_url: str | None = None,
     instructions: str | None = None,
+    oauth: McpOAuth | None = None,
 ) -> ConnectionAuth:
     """The credentials of a connection's calls, sent as `<header>: <scheme> <token>`.
 
@@ -133,12 +136,15 @@ def connection_auth(
         scheme: Put before the token (`""` for none).
         sign_in_url: Where a person gets a token (shown in `authorization.required`).
         instructions: What a person should do to sign in.
+        oauth: `mcp_oauth(...)`: sign in through the MCP server's OAuth instead (MCP `url=` connections only).
     """
+    if oauth is not None and (not isinstance(oauth, McpOAuth) or token_env or get_token or sign_in_url):
+        raise DefinitionError("oauth= takes mcp_oauth(...) and replaces token_env=, get_token= and sign_in_url=.")
     if credential_owner not in ("app", "user"):
         raise DefinitionError(f"credential_owner must be 'app' or 'user', not {credential_owner!r}.")
     if get_token is not None and not callable(get_token):
         raise DefinitionError("get_token must be a function (AuthContext) -> token or None.")
-    return ConnectionAuth(token_env, get_token, credential_owner, header, scheme, sign_in_url, instructions)
+    return ConnectionAuth(token_env, get_token, credential_owner, header, scheme, sign_in_url, instructions, oauth)
 
 
 @dataclass(frozen=True)
@@ -329,6 +335,8 @@ def define_mcp_client_connection(
         raise DefinitionError(f"tool_call takes 'timeout' only, not {unknown}.")
     timeout = options.get("timeout", DEFAULT_CALL_TIMEOUT)
     _check_common(description, auth, timeout)
+    if auth is not None and auth.oauth is not None and url is None:
+        raise DefinitionError("connection_auth(oauth=...) needs an HTTP MCP server (url=), not command=.")
     return McpClientConnection(
         description=description.strip(),
         headers=_headers(headers),
@@ -375,6 +383,8 @@ def define_openapi_connection(
     if base_url is not None and not base_url.startswith(("http://", "https://")):
         raise DefinitionError(f"base_url= must be an http(s) URL, not {base_url!r}.")
     _check_common(description, auth, timeout)
+    if auth is not None and auth.oauth is not None:
+        raise DefinitionError("connection_auth(oauth=...) is for MCP connections; give an OpenAPI connection a token.")
     return OpenApiConnection(
         description=description.strip(),
         headers=_headers(headers),

@@ -5,7 +5,9 @@ tools are listed at its first need and cached; an MCP server's `notifications/to
 drops the cache, so the next need lists them again. Links are keyed by the definition and the
 credential in use, so two principals with their own tokens never share a session. Tokens people
 supply (`supply_token`) are kept in memory only: they are never written to the store, and a
-restarted server asks for them again. `close()` stops every link (stdio servers included).
+restarted server asks for them again. A connection with `connection_auth(oauth=...)` signs in
+through the MCP SDK's OAuth client instead (`oauth`: its tokens and client registration are
+kept in memory too). `close()` stops every link (stdio servers included).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,9 +33,13 @@ from eve_runtime.authoring.connections import (
 
 if TYPE_CHECKING:
     from eve_runtime.connections.mcp_link import McpLink
+    from eve_runtime.connections.oauth import Grant, OAuthSignIns
     from eve_runtime.connections.openapi import OpenApiDocument
 
-__all__ = ["ConnectionManager", "model_text"]
+__all__ = ["PUBLIC_URL_ENV", "ConnectionManager", "model_text"]
+
+PUBLIC_URL_ENV = "EVE_PUBLIC_URL"
+"""The server's address as a person's browser reaches it: where OAuth sign-ins come back to."""
 
 _Key = tuple[str, int, str]
 
@@ -53,6 +60,74 @@ class ConnectionManager:
         self._tokens: dict[tuple[str, str], str] = {}
         self._listing: dict[_Key, asyncio.Lock] = {}
         self._closing: set[asyncio.Task[None]] = set()
+        self._oauth: OAuthSignIns | None = None
+        self.public_url: str | None = os.environ.get(PUBLIC_URL_ENV) or None
+        """Where browsers reach this server (`EVE_PUBLIC_URL`, else the address it listens on)."""
+
+    # -- OAuth ---------------------------------------------------------------------------------
+
+    @property
+    def oauth(self) -> OAuthSignIns:
+        """The OAuth grants and the sign-ins under way (the MCP SDK is imported at the first need)."""
+        if self._oauth is None:
+            from eve_runtime.connections.oauth import OAuthSignIns
+
+            self._oauth = OAuthSignIns(self.public_url)
+        return self._oauth
+
+    def listening_at(self, url: str) -> None:
+        """The server listens at `url`: OAuth redirects come back there unless `EVE_PUBLIC_URL` says otherwise."""
+        if self.public_url is None:
+            self.public_url = url
+            if self._oauth is not None:
+                self._oauth.public_url = url
+
+    def sign_in_awaited(self, sign_in: SignIn, session_id: str, request_id: str) -> None:
+        if self._oauth is not None:
+            self._oauth.awaited(sign_in.handle, session_id, request_id)
+
+    def sign_in_settled(self, session_id: str, request_id: str) -> None:
+        if self._oauth is not None:
+            self._oauth.settled(session_id, request_id)
+
+    async def complete_sign_in(
+        self, name: str, params: dict[str, str]
+    ) -> tuple[str, list[tuple[str, str]], str | None]:
+        """Finish the OAuth sign-in an OAuth callback names (see `OAuthSignIns.complete`).
+
+        Raises `SignInCallbackError` for a callback that names no sign-in under way.
+        """
+        return await self.oauth.complete(name, params)
+
+    def _grant(self, name: str, definition: McpClientConnection, caller: AuthContext) -> Grant:
+        """The connection's OAuth grant once someone signed in; else why the call cannot go out."""
+        assert definition.auth is not None
+        grant = self.oauth.grant(name, definition, _owner_key(definition.auth, caller))
+        if grant is None:
+            raise ConnectionCallError(
+                "AUTHORIZATION_REQUIRED",
+                f"connection {name!r} signs in with OAuth, but this server does not know the address browsers "
+                f"reach it at: set {PUBLIC_URL_ENV}",
+            )
+        if grant.problem is not None:
+            problem, grant.problem = grant.problem, None
+            raise ConnectionCallError("CONNECTION_UNAVAILABLE", f"connection {name!r}: cannot sign in: {problem}")
+        if not grant.signed_in:
+            raise ConnectionCallError(
+                "AUTHORIZATION_REQUIRED", f"connection {name!r} signs in with OAuth: no one has signed in yet"
+            )
+        return grant
+
+    def _link_failure(self, name: str, definition: McpClientConnection, caller: AuthContext, code: str) -> str:
+        """The code of a broken link's failure: `AUTHORIZATION_REQUIRED` when the server wants a new sign-in."""
+        auth = definition.auth
+        if auth is None or auth.oauth is None or self._oauth is None:
+            return code
+        grant = self._oauth.grants.get((name, _owner_key(auth, caller)))
+        if grant is None or not grant.rejected:
+            return code
+        grant.rejected = False
+        return "AUTHORIZATION_REQUIRED"
 
     # -- tokens ------------------------------------------------------------------------------
 
@@ -81,6 +156,8 @@ class ConnectionManager:
 
     async def sign_in_needed(self, name: str, definition: ConnectionDefinition, caller: AuthContext) -> SignIn | None:
         auth = definition.auth
+        if auth is not None and auth.oauth is not None and isinstance(definition, McpClientConnection):
+            return await self.oauth.sign_in_needed(name, definition, _owner_key(auth, caller))
         if auth is None or await self._token(name, auth, caller) is not None:
             return None
         ways = []
@@ -110,7 +187,12 @@ class ConnectionManager:
     # -- MCP -----------------------------------------------------------------------------------
 
     async def _link(self, name: str, definition: McpClientConnection, caller: AuthContext) -> tuple[_Key, McpLink]:
-        headers, token = await self._headers(name, definition, caller)
+        grant = None
+        if definition.auth is not None and definition.auth.oauth is not None:
+            grant = self._grant(name, definition, caller)
+            headers, token = definition.resolved_headers(), "oauth:" + _owner_key(definition.auth, caller)
+        else:
+            headers, token = await self._headers(name, definition, caller)
         key = (name, id(definition), token)
         link = self._links.get(key)
         if link is None:
@@ -123,6 +205,7 @@ class ConnectionManager:
                 environment=environment,
                 cwd=definition.cwd or (str(self.cwd) if self.cwd else None),
                 on_tools_changed=lambda: self._forget(key),
+                auth=grant.provider if grant is not None else None,
             )
             self._links[key] = link
             self._keep[id(definition)] = definition
@@ -163,7 +246,8 @@ class ConnectionManager:
             try:
                 listed = await link.list_tools()
             except LinkError as exc:
-                raise ConnectionCallError("CONNECTION_UNAVAILABLE", f"connection {name!r}: {exc}") from None
+                code = self._link_failure(name, definition, caller, "CONNECTION_UNAVAILABLE")
+                raise ConnectionCallError(code, f"connection {name!r}: {_reason(code, exc)}") from None
             tools = [
                 ConnectionToolInfo(
                     connection=name,
@@ -214,7 +298,8 @@ class ConnectionManager:
             result = await link.call_tool(tool, dict(arguments))
         except LinkError as exc:
             code = "CONNECTION_INTERRUPTED" if exc.delivered else "CONNECTION_UNAVAILABLE"
-            raise ConnectionCallError(code, f"connection {name!r}: {exc}") from None
+            code = self._link_failure(name, definition, caller, code)
+            raise ConnectionCallError(code, f"connection {name!r}: {_reason(code, exc)}") from None
         except Exception as exc:  # an MCP error response (unknown tool, invalid params)
             error = getattr(exc, "error", None)
             message = getattr(error, "message", None) or str(exc) or type(exc).__name__
@@ -229,6 +314,14 @@ class ConnectionManager:
         self._documents.clear()
         self._keep.clear()
         await asyncio.gather(*(link.close() for link in links), *self._closing, return_exceptions=True)
+        if self._oauth is not None:
+            await self._oauth.close()
+
+
+def _reason(code: str, exc: Exception) -> str:
+    if code == "AUTHORIZATION_REQUIRED":
+        return "the MCP server no longer accepts the sign-in (the call was not made): the next call asks for a new one"
+    return str(exc)
 
 
 def model_text(output: Any) -> str:

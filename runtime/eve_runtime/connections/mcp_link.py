@@ -61,8 +61,10 @@ class McpLink:
         environment: dict[str, str],
         cwd: str | None,
         on_tools_changed: Callable[[], None],
+        auth: httpx.Auth | None = None,
     ) -> None:
         self.definition = definition
+        self.auth = auth
         self.headers = headers
         self.environment = environment
         self.cwd = cwd
@@ -103,7 +105,9 @@ class McpLink:
         definition = self.definition
         if definition.url is not None:
             timeout = httpx.Timeout(definition.timeout, read=max(definition.timeout, 300.0))
-            client = await stack.enter_async_context(create_mcp_http_client(headers=self.headers, timeout=timeout))
+            client = await stack.enter_async_context(
+                create_mcp_http_client(headers=self.headers, timeout=timeout, auth=self.auth)
+            )
             return streamable_http_client(definition.url, http_client=client)
         program, *args = definition.command
         base = {key: os.environ[key] for key in ("PATH", "HOME", "LANG", "SYSTEMROOT") if key in os.environ}
@@ -143,7 +147,7 @@ class McpLink:
         for attempt in range(2):
             session = await self._open()
             try:
-                return await asyncio.wait_for(operation(session), self.definition.timeout)
+                return await self._run(operation, session)
             except TimeoutError:
                 raise LinkError(
                     f"the MCP server did not answer within {self.definition.timeout:g} s", delivered=True
@@ -162,6 +166,29 @@ class McpLink:
                     continue
                 raise LinkError("the MCP server closed the connection", delivered=False) from None
         raise AssertionError("unreachable")
+
+    async def _run(self, operation: Callable[[ClientSession], Awaitable[T]], session: ClientSession) -> T:
+        """The operation within the timeout; it fails at once when the link dies under it.
+
+        (A transport that fails, such as an OAuth refusal inside the HTTP client, leaves the
+        session's pending requests unanswered: without this they would wait for their timeout.)
+        """
+        owner = self._owner
+        task: asyncio.Future[T] = asyncio.ensure_future(operation(session))
+        watched: set[asyncio.Future[Any]] = {task} if owner is None else {task, owner}
+        try:
+            done, _ = await asyncio.wait(watched, timeout=self.definition.timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not task.done():
+                task.cancel()
+        if task in done:
+            return task.result()
+        with contextlib.suppress(BaseException):
+            await task
+        if owner is not None and owner in done:
+            self._broken = True
+            raise LinkError("the link to the MCP server broke during the request", delivered=True)
+        raise TimeoutError
 
     async def list_tools(self) -> list[mcp_types.Tool]:
         """Every tool the server offers (following pagination)."""

@@ -5,9 +5,10 @@ connections) is checked with the runtime's `ConnectionAccess.sign_in_needed`: a 
 whose `auth` finds no token needs someone to sign in. Such calls park the turn with the
 approvals of the same step: one `authorization` request per connection (its `attemptId` is the
 request id), answered by `inputResponses` `{"requestId", "optionId": "authorized" | "declined"}`,
-which `POST /eve/v1/connections/<name>/token` sends once it holds the token. A call runs once
-every request of its own (sign-in and approval) is positive; cancelling or steering withdraws
-a sign-in as `declined`.
+which `POST /eve/v1/connections/<name>/token` sends once it holds the token, and the OAuth
+callback route once the person signed in (the runtime is told which requests wait for which
+sign-in, and when they stop waiting). A call runs once every request of its own (sign-in and
+approval) is positive; cancelling or steering withdraws a sign-in as `declined`.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ def authorization_requests(
                 shown["url"] = sign_in.url
             event = AuthorizationRequired(at, sign_in.connection, sign_in.description, request_id, shown, principal)
             session.emit(event)
+            session.host.connections.sign_in_awaited(sign_in, session.session_id, request_id)
             requests.append(
                 PendingRequest(
                     request_id=request_id,
@@ -76,4 +78,5 @@ def settle_authorization(session: Session, at: StepAt, request: PendingRequest, 
     """Say how one sign-in ended (`authorized`, or `declined` for anything else)."""
     name = str(request.request.get("name", ""))
     final = AUTHORIZED if outcome == AUTHORIZED else DECLINED
+    session.host.connections.sign_in_settled(session.session_id, request.request_id)
     session.emit(AuthorizationCompleted(at, name, final, request.request_id))  # type: ignore[arg-type]

@@ -52,6 +52,7 @@ from eve_runtime.server.responses import (
     json_response,
     store_unavailable,
 )
+from eve_runtime.server.sign_in_callback import sign_in_callback
 from eve_runtime.server.stream import SESSION_NOT_FOUND, StreamOptions, StreamRegistry, open_stream, parse_stream_query
 from eve_runtime.sessions.availability import SessionDormant, SessionStranded
 from eve_runtime.sessions.runtime import Runtime
@@ -264,6 +265,9 @@ class _Api:
     async def connection_token(self, request: Request) -> Response:
         return await supply_token(self.runtime, request, await self._body(request))
 
+    async def connection_callback(self, request: Request) -> Response:
+        return await sign_in_callback(self.runtime, request)
+
     async def dev_build(self, request: Request) -> Response:
         """`GET /eve/v1/dev/build` (development mode only): the serving generation and the newest rebuild."""
         return json_response({"ok": True, **self.build.to_json()})
@@ -295,6 +299,11 @@ class _Api:
             ),
             Route(f"{session}/stream", self.endpoint(self.stream), methods=["GET"]),
             Route("/eve/v1/connections/{name}/token", self.endpoint(self.connection_token), methods=["POST"]),
+            Route(  # a browser back from a sign-in: the single-use OAuth `state` is the capability
+                "/eve/v1/connections/{name}/callback",
+                self.endpoint(self.connection_callback, guarded=False),
+                methods=["GET", "POST"],
+            ),
             Route(
                 f"{session}/subagents/{{callId}}/{{childSessionId}}/stream",
                 self.endpoint(self.child_stream),

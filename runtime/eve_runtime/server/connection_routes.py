@@ -6,7 +6,8 @@ for everyone when the connection's credentials are the app's, for `principalId` 
 the user's. With `sessionId` and `requestId` (the `attemptId` of `authorization.required`), the
 session's parked turn gets the answer `authorized` and its call goes out. The route is guarded
 like the session routes. Answers: 200 `{"ok": true, "connection", "deliveryId"?}`; 400 for a bad
-body; 404 for a connection the agent does not have.
+body, or for a connection that signs in with OAuth (`oauth_connection`); 404 for a connection
+the agent does not have.
 """
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ async def supply_token(runtime: Runtime, request: Request, body: dict[str, Any] 
     definition = next((a.connections[name] for a in runtime.agent.walk() if name in a.connections), None)
     if definition is None:
         raise ApiError(404, f"This agent has no connection named {name!r}.", "connection_not_found")
+    if definition.auth is not None and definition.auth.oauth is not None:
+        raise ApiError(
+            400,
+            f"Connection {name!r} signs in with OAuth: open the URL of its authorization.required event instead.",
+            "oauth_connection",
+        )
     if body is None:
         raise ApiError(400, "The body must be a JSON object with a 'token'.", "invalid_body")
     token = _string(body, "token", required=True)

@@ -116,6 +116,32 @@ _FLAG: JSON = {"type": "string", "enum": ["", "true", "false", "1", "0", "yes", 
 """A boolean query flag (the words in any case; empty is the default)."""
 
 
+def _sign_in_callback(mode: Mode) -> JSON:
+    """The OAuth redirect URI of `connection_auth(oauth=...)` connections (GET, or POST for `form_post`)."""
+
+    def both(response: JSON) -> JSON:  # a browser gets a small HTML page instead
+        return {**response, "content": {**response["content"], "text/html": {"schema": {"type": "string"}}}}
+
+    query = [
+        {"name": key, "in": "query", "required": False, "schema": {"type": "string"}}
+        for key in ("state", "code", "error", "error_description")
+    ]
+    parameters = [_path_parameter("name", "The connection's name (its file under agent/connections/)."), *query]
+    responses = {
+        "200": both(_json(ref("SignInDone"), "The sign-in ended; the turns waiting for it got the answer.")),
+        "400": both(_error("An unknown or used `state` (`unknown_sign_in`), or no `code` (`invalid_callback`).")),
+        "404": _error("No such connection (`connection_not_found`)."),
+        "502": _error("The code could not be exchanged for tokens (`sign_in_failed`)."),
+    }
+    summary = "Where a browser comes back from a connection's OAuth sign-in (not guarded: the single-use `state` is)."
+    form = {"required": False, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object"}}}}
+    post = {**responses, "413": _error("The form is too large.")}
+    return {
+        "get": _operation("signInCallback", summary, responses, mode, parameters=parameters, guarded=False),
+        "post": _operation("signInCallbackForm", summary, post, mode, parameters=parameters, body=form, guarded=False),
+    }
+
+
 def _stream_parameters() -> list[JSON]:
     def query(name: str, schema: JSON, description: str) -> JSON:
         return {"name": name, "in": "query", "required": False, "description": description, "schema": schema}
@@ -285,6 +311,7 @@ def openapi_document(*, mode: Mode, max_body_bytes: int) -> JSON:
                 parameters=[_path_parameter("name", "The connection's name (its file under agent/connections/).")],
             )
         },
+        "/eve/v1/connections/{name}/callback": _sign_in_callback(mode),
         f"{session}/stream": {
             "get": _operation(
                 "streamSession",

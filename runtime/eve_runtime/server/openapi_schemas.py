@@ -188,6 +188,17 @@ def component_schemas() -> JSON:
             "required": ["ok", "connection"],
             "properties": {"ok": ok, "connection": {"type": "string"}, "deliveryId": {"type": "string"}},
         },
+        "SignInDone": {
+            "type": "object",
+            "required": ["ok", "connection", "outcome", "resumed"],
+            "properties": {
+                "ok": ok,
+                "connection": {"type": "string"},
+                "outcome": {"enum": ["authorized", "declined"]},
+                "resumed": {"type": "integer", "minimum": 0},
+                "reason": {"type": "string"},
+            },
+        },
         "NoActiveTurn": _status_only("no_active_turn"),
         "NoActiveSession": _status_only("no_active_session"),
         "ResetDone": {

@@ -2,13 +2,17 @@
 
 It connects as a session would (the same headers, the same token lookup), outside any session:
 `get_token` sees the session id `eve-connections-test` and no principal. A failure comes back
-as a message that says what went wrong and what to change; nothing is written anywhere.
+as a message that says what went wrong and what to change; nothing is written anywhere. An
+OAuth connection (`connection_auth(oauth=...)`) cannot sign in from here (its tokens live in a
+running server's memory): the check asks the server whether it wants a sign-in, and says how.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import httpx
 
 from eve_runtime.authoring.connection_access import ConnectionCallError, ConnectionToolInfo
 from eve_runtime.authoring.connections import AuthContext, ConnectionDefinition, McpClientConnection
@@ -56,9 +60,50 @@ def _fix(code: str, definition: ConnectionDefinition, name: str) -> str:
     return f"check spec= and base_url= in connections/{name}.py"
 
 
+def _sign_in_fix(name: str) -> str:
+    return (
+        f"run `eve dev`, ask the agent to use {name}, and open the URL of its authorization.required event "
+        f"in a browser (the sign-in comes back to /eve/v1/connections/{name}/callback; set EVE_PUBLIC_URL "
+        "when browsers reach the server at another address)"
+    )
+
+
+async def _check_oauth(report: ConnectionReport, name: str, definition: McpClientConnection) -> None:
+    """Whether the server is there and asks for a sign-in (an unauthenticated `initialize`)."""
+    from eve_runtime.connections.oauth import initialize
+
+    assert definition.url is not None
+    try:
+        async with httpx.AsyncClient(headers=definition.resolved_headers(), timeout=15.0) as client:
+            response = await initialize(client, definition.url)
+    except httpx.HTTPError:
+        report.problem = "cannot connect to the MCP server: is the MCP server running?"
+        report.fix = _fix("CONNECTION_UNAVAILABLE", definition, name)
+        return
+    if response.status_code == 401:
+        report.problem = (
+            "it signs in with OAuth, and the server asks for a sign-in (HTTP 401"
+            + (
+                ", naming its authorization server)"
+                if "resource_metadata" in response.headers.get("www-authenticate", "")
+                else ")"
+            )
+            + "; tokens live in the running server's memory, so this command cannot list the tools"
+        )
+    else:
+        report.problem = (
+            f"it signs in with OAuth, but the server answered HTTP {response.status_code} to a request without a "
+            "sign-in; this command cannot sign in (tokens live in the running server's memory)"
+        )
+    report.fix = _sign_in_fix(name)
+
+
 async def check_connection(name: str, definition: ConnectionDefinition, app_root: Path) -> ConnectionReport:
     """List the connection's tools, the way a session's first need would."""
     report = ConnectionReport(name=name, protocol=definition.protocol, where=definition.shown_url())
+    if isinstance(definition, McpClientConnection) and definition.auth is not None and definition.auth.oauth:
+        await _check_oauth(report, name, definition)
+        return report
     manager = ConnectionManager(cwd=app_root)
     caller = AuthContext(connection=name, session_id=CHECK_SESSION, principal_id=None)
     try:

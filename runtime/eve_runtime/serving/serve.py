@@ -243,6 +243,7 @@ async def _serve(
         assert compiled.root is not None
         runtime_options = _test_clock(runtime_options)
         runtime = Runtime(compiled.root, store, options=runtime_options, mode=mode, dormant_before=dormant_before)
+        runtime.connections.listening_at(f"http://{client_host(host)}:{sock.getsockname()[1]}")  # OAuth redirects
         watching: asyncio.Task[None] | None = None
         stop_watching = asyncio.Event()
         try:
