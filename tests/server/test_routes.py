@@ -340,7 +340,14 @@ def test_a_stranded_session_answers_as_check_34_says(api: Harness) -> None:
     assert api.client.post(f"/eve/v1/session/{sid}/cancel").json() == {"ok": True, "status": "no_active_turn"}
     reset = api.client.post(f"/eve/v1/session/{sid}/reset")
     assert reset.json() == {"ok": True, "previousSessionId": sid, "status": "reset"}
-    assert [e["type"] for e in api.events(sid)] == ["session.completed"]
+    ended = api.events(sid)
+    assert [e["type"] for e in ended] == ["session.failed"]
+    assert ended[0]["data"] == {
+        "code": "session_stranded",
+        "message": "This session is no longer available.",
+        "details": {"trigger": "reset"},
+        "sessionId": sid,
+    }
     assert api.client.post(f"/eve/v1/session/{sid}", json={"message": "again"}).json() == NOT_ACTIVE
 
 

@@ -5,22 +5,26 @@
 - **Stranded**: a session written by another version of eve (or by none recorded). Its state
   may not mean the same to this code, so none of its code runs: a message answers 409
   `session_stranded` (with the version that wrote it), a live stream too; bounded reads work;
-  cancel has no turn to stop; a reset retires it by writing its end directly.
+  cancel has no turn to stop; a reset, a message at its channel address or its session timeout
+  retires it by writing its end directly (`retire_stranded`).
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Literal
 
 from eve_runtime._version import __version__
 from eve_runtime.engine.emitter import Emitter
 from eve_runtime.errors import RuntimeFailure
-from eve_runtime.events.turns import SessionCompleted
+from eve_runtime.events.turns import SessionFailed
 from eve_runtime.keyed_locks import KeyedLocks
 from eve_runtime.store.base import EventIndexConflict, SessionRecord, Store
 
 __all__ = [
     "DORMANT_MESSAGE",
+    "STRANDED_END_MESSAGE",
+    "RetireTrigger",
     "Availability",
     "SessionDormant",
     "SessionStranded",
@@ -34,6 +38,13 @@ DORMANT_MESSAGE = (
     "This session belongs to an earlier run of eve dev, so it is dormant. Restart with 'eve dev --resume' to "
     "continue it (its stream can still be read)."
 )
+
+
+STRANDED_END_MESSAGE = "This session is no longer available."
+"""The `message` of the `session.failed` that ends a stranded session (`code: "session_stranded"`)."""
+
+RetireTrigger = Literal["message", "reset", "timeout"]
+"""What ended a stranded session: a message at its channel address, a reset (`end()`), or its timeout."""
 
 
 class SessionDormant(RuntimeFailure):
@@ -96,24 +107,35 @@ class Availability:
             self._woken.add(session.id)
 
 
-async def retire_stranded(store: Store, session: SessionRecord, trigger: str) -> None:
-    """End a stranded session without running any of its code: `session.completed`, status `reset`."""
+async def retire_stranded(store: Store, session: SessionRecord, trigger: RetireTrigger) -> None:
+    """End a stranded session without running any of its code, as eve records it.
+
+    Its last event is `session.failed` with `code: "session_stranded"` and `details.trigger` (no
+    usage: nothing ran here), which closes live streams; its status becomes `reset`. A warning
+    `Reset stranded session` names it, both eve versions and the trigger.
+    """
+    emitter = Emitter(store, session.id, await store.event_count(session.id))
+    emitter.emit(SessionFailed(session.id, "session_stranded", STRANDED_END_MESSAGE, {"trigger": trigger}))
+    try:
+        await emitter.commit(status="reset")
+    finally:
+        await emitter.close()
     logger.warning(
         "Reset stranded session %s (trigger %s): written by eve %s, this is eve %s",
         session.id,
         trigger,
         session.eve_version or "(none recorded)",
         __version__,
+        extra={
+            "previousSessionId": session.id,
+            "previousEveVersion": session.eve_version or "unknown",
+            "currentEveVersion": __version__,
+            "trigger": trigger,
+        },
     )
-    emitter = Emitter(store, session.id, await store.event_count(session.id))
-    emitter.emit(SessionCompleted())
-    try:
-        await emitter.commit(status="reset")
-    finally:
-        await emitter.close()
 
 
-async def retire_once(store: Store, locks: KeyedLocks, session_id: str, trigger: str) -> bool:
+async def retire_once(store: Store, locks: KeyedLocks, session_id: str, trigger: RetireTrigger) -> bool:
     """Retire a stranded session unless it has ended already; whether this call retired it.
 
     Callers that race (a reset, messages replacing it) hold the session's lock in turn, so it is
