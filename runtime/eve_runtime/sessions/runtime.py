@@ -38,7 +38,7 @@ from eve_runtime.project.runtime_agent import RuntimeAgent
 from eve_runtime.sessions.actors import Actors
 from eve_runtime.sessions.addresses import AddressSessions
 from eve_runtime.sessions.agents import agent_for, agent_for_node, delegation_timeout
-from eve_runtime.sessions.availability import Availability
+from eve_runtime.sessions.availability import Availability, retire_once
 from eve_runtime.sessions.children import create_child, send_to_child, serve_input
 from eve_runtime.sessions.controls import Acknowledgements, cancel, control, reset
 from eve_runtime.sessions.creation import new_record, open_session
@@ -133,6 +133,7 @@ class Runtime:
                 stranded.eve_version or "(none recorded)",
                 __version__,
             )
+            self.timeouts.schedule_deadline(stranded)  # its own timer still retires it
         for session in sessions:
             self.timeouts.schedule_deadline(session)
             self.actors.ensure(session)
@@ -379,7 +380,18 @@ class Runtime:
     # -- timeouts ----------------------------------------------------------------------------
 
     async def _time_out(self, session_id: str) -> None:
-        """A timeout or a wake is due: the session's actor looks at what is (if the session is still active)."""
+        """A timeout or a wake is due: the session's actor looks at what is (if the session is still active).
+
+        A stranded session past its deadline is retired instead (trigger `timeout`), running none of its code.
+        """
         session = await self.store.get_session(session_id)
-        if session is not None and session.status == "active":
-            self._wake(session)
+        if session is None or session.status != "active":
+            return
+        if self.availability.stranded(session):
+            if session.deadline is not None and session.deadline <= self.now():
+                try:
+                    await retire_once(self.store, self.retiring, session_id, "timeout")
+                except Exception:  # the timer must keep firing the others; a later restart retries
+                    logger.exception("session %s: could not retire the stranded session at its timeout", session_id)
+            return
+        self._wake(session)
