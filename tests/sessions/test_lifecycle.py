@@ -231,3 +231,48 @@ async def test_the_session_timeout_retires_a_stranded_session(tmp_path: Path, ca
     assert [(r.levelname, getattr(r, "trigger", None), getattr(r, "previousEveVersion", None)) for r in warnings] == [
         ("WARNING", "timeout", "0.0.1")
     ]
+
+
+async def _stranded_child(h: Harness, caplog: pytest.LogCaptureFixture) -> str:
+    import dataclasses
+
+    from eve_runtime.store.base import NewDelivery
+
+    record = dataclasses.replace(h.rt.new_record(), agent="node:subagents/researcher", eve_version="0.0.1")
+    first = NewDelivery(id="d-child", kind="message", payload={"message": "research this"})
+    session, _ = await h.store.create_session(record, first)
+    return session.id
+
+
+def _descendant_warnings(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str | None]]:
+    found = [r for r in caplog.records if r.getMessage().startswith("Retired stranded descendant run")]
+    return [(r.levelname, getattr(r, "runId", None)) for r in found]
+
+
+async def test_a_stranded_child_session_is_cancelled_when_recovered_at_start(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    h = await make_harness(tmp_path)
+    child = await _stranded_child(h, caplog)
+    await h.restart()  # recovering it at start is delivering work to it
+    record = await h.store.get_session(child)
+    events = await h.events(child)
+    await h.stop()
+    assert record is not None and record.status == "reset"
+    assert events == []  # none of its code ran; nothing is written for it
+    assert _descendant_warnings(caplog) == [("WARNING", child)]
+    assert "is stranded and not resumed" not in caplog.text  # that is a root session's fate
+
+
+async def test_a_delivery_to_a_stranded_child_session_cancels_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    h = await make_harness(tmp_path)
+    child = await _stranded_child(h, caplog)
+    with pytest.raises(SessionNotActive):  # what a parent sending it more work sees: the task has ended
+        await h.rt.deliver(child, "message", {"message": "and this"})
+    record = await h.store.get_session(child)
+    await h.stop()
+    assert record is not None and record.status == "reset"
+    assert await h.events(child) == []
+    assert _descendant_warnings(caplog) == [("WARNING", child)]
