@@ -27,7 +27,7 @@ from eve_runtime.authoring.state import SessionValues
 from eve_runtime.checkpoint import SessionState, TurnState
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.engine.emitter import Emitter
-from eve_runtime.engine.handoff import busy
+from eve_runtime.engine.handoff import agent_or_root, busy
 from eve_runtime.engine.held import DynamicTools, LoadedSession
 from eve_runtime.engine.hook_dispatch import hook_context
 from eve_runtime.engine.inbox import Inbox
@@ -65,7 +65,7 @@ class SessionActor:
         self.session_id = session.id
         self.root: RuntimeAgent = host.pins.get(session.id) or host.agent
         """The root agent of the build this actor runs (see `eve_runtime.engine.handoff`)."""
-        self.base_agent: RuntimeAgent = host.agent_for(session, self.root)
+        self.base_agent: RuntimeAgent = agent_or_root(host, session, self.root)
         """The session's agent in that build, before dynamic tools."""
         self.agent: RuntimeAgent = self.base_agent
         self.is_root = not session.agent.startswith(CHILD_PREFIX)

@@ -38,7 +38,9 @@ async def work(actor: ActorLoop) -> None:
             return
         # an idle session moves only for work that runs its code (not to be cancelled or reset)
         first = inbox.first()
-        await settle_build(actor, move=busy(actor.state) or (first is not None and moves_for(first)))
+        if not await settle_build(actor, move=busy(actor.state) or (first is not None and moves_for(first))):
+            actor.stop_accepting()  # no build here can run it: its deliveries stay in the inbox
+            return
         if busy(actor.state):
             inbox.queue_all()  # accepted while it worked: handled on this build
         await restore_dynamic_tools(actor)
@@ -59,7 +61,9 @@ async def work(actor: ActorLoop) -> None:
                 continue  # a task timed out, or the wait did
             delivery = inbox.take_next()
             if delivery is not None and turn is None and not inbox.queued(delivery) and moves_for(delivery):
-                await settle_build(actor)  # the session is idle: a fresh message (answers, compact, clear) moves it
+                if not await settle_build(actor):  # idle: a fresh message (answers, compact, clear) moves it
+                    actor.stop_accepting()  # no build here can run it: the delivery stays in the inbox
+                    return
             if delivery is not None and turn is not None:
                 if turn.awaiting is not None:
                     handled = await handle_while_parked(actor, delivery)
