@@ -220,6 +220,35 @@ async def test_cancel_stops_the_working_tasks_and_their_children(h: Harness) -> 
     assert len(settled(await h.events(sid))) == 1
 
 
+async def test_a_cancel_between_turns_stops_the_working_tasks(h: Harness) -> None:
+    # a turn answered through its output schema ends while the task it started still works
+    schema = {"type": "object", "properties": {"answer": {"type": "integer"}}}
+    started = call("helper", message="/delay 300\nslow work") + "\n" + call("eve__reply", answer=1)
+    sid = await h.create(started, outputSchema=schema)
+    events = await h.turns(sid, 1)
+    assert types(events)[-2:] == ["turn.completed", "session.waiting"] and not settled(events)
+    child = of_type(events, "agent.started")[0]["data"]["sessionId"]
+    await h.rt.cancel(sid)
+    events = await h.wait_for(sid, lambda ev: bool(settled(ev)))
+    child_events = await h.turns(child, 1)
+    await h.stop()
+    assert types(events)[-1] == "task.settled"  # no turn to end: nothing else is emitted
+    task = of_type(events, "task.started")[0]["data"]
+    assert settled(events) == [
+        {
+            "callId": task["callId"],
+            "cancel": {"reason": "turn_cancelled"},
+            "kind": "agent",
+            "name": "helper",
+            "status": "cancelled",
+            "taskId": task["taskId"],
+            "turnId": "turn_0",
+        }
+    ]
+    assert events[-1]["meta"]["deliveryIds"] == events[-2]["meta"]["deliveryIds"]
+    assert "turn.cancelled" in types(child_events)
+
+
 async def test_task_wait_parks_until_a_result_then_answers_the_call(h: Harness) -> None:
     sid = await h.create(call("helper", message="/delay 50\n/reply late") + "\n" + call("eve__task_wait"))
     events = await h.turns(sid, 1)
