@@ -51,6 +51,8 @@ async def work(actor: ActorLoop) -> None:
             turn = actor.state.turn
             if turn is not None and turn.awaiting is None and not turn.waiting_on_tasks:
                 await run_turn(actor)
+                if actor.session.status != "active":
+                    return  # a failure ended the session (`session.failed`)
                 continue
             if turn is None:
                 inbox.release_deferred()  # answers that were stale now reach the model as a new turn
