@@ -442,6 +442,20 @@ async def pick(ctx: ToolContext) -> dict:
 }
 
 
+async def test_a_structured_answer_to_a_relayed_question_resolves_it_at_once(tmp_path: Path) -> None:
+    h = await make_harness(tmp_path, {**HELPER, **ASKING})
+    sid = await h.create(call("helper", message=call("pick")))
+    events = await h.wait_for(sid, lambda ev: any(e["type"] == "input.requested" for e in ev))
+    request_id = of_type(events, "input.requested")[0]["data"]["requests"][0]["requestId"]
+    await h.rt.deliver(sid, "responses", {"inputResponses": [{"requestId": request_id, "optionId": "red"}]})
+    events = await h.turns(sid, 1)
+    await h.stop()
+    resolved = of_type(events, "input.resolved")
+    assert [r["data"]["resolutions"][0]["response"] for r in resolved] == [{"requestId": request_id, "optionId": "red"}]
+    assert types(events).count("message.received") == 1  # answers are no message
+    assert settled(events)[0]["output"] == 'pick -> {"optionId":"red","status":"answered"}'
+
+
 async def test_a_childs_question_is_relayed_and_answered_on_the_parent(tmp_path: Path) -> None:
     h = await make_harness(tmp_path, {**HELPER, **ASKING})
     sid = await h.create(call("helper", message=call("pick")))
@@ -450,10 +464,22 @@ async def test_a_childs_question_is_relayed_and_answered_on_the_parent(tmp_path:
     request = requested["requests"][0]
     assert request["kind"] == "question" and request["prompt"] == "Which colour?"
     assert requested["taskId"] == of_type(events, "task.started")[0]["data"]["taskId"]
-    await h.send(sid, "blue")  # a plain answer works for a lone relayed question
+    answer = await h.send(sid, "blue")  # a plain answer works for a lone relayed question
     events = await h.turns(sid, 1)
     await h.stop()
-    resolved = of_type(events, "input.resolved")[0]["data"]
-    assert resolved["resolutions"][0]["outcome"] == "answered"
-    assert resolved["resolutions"][0]["response"]["optionId"] == "blue"
+    resolved = of_type(events, "input.resolved")
+    assert len(resolved) == 1  # shown as the answer is routed down; the child's own is not shown again
+    assert resolved[0]["data"]["resolutions"] == [
+        {
+            "kind": "question",
+            "outcome": "answered",
+            "requestId": request["requestId"],
+            "response": {"requestId": request["requestId"], "optionId": "blue"},
+        }
+    ]
+    assert resolved[0]["data"]["taskId"] == requested["taskId"]
+    # the message that answers it is recorded, with its delivery id, just before the input.resolved it produces
+    at = events.index(resolved[0])
+    assert events[at - 1]["type"] == "message.received" and events[at - 1]["data"]["message"] == "blue"
+    assert answer in events[at - 1]["meta"]["deliveryIds"] and answer in resolved[0]["meta"]["deliveryIds"]
     assert settled(events)[0]["output"] == 'pick -> {"optionId":"blue","status":"answered"}'
