@@ -82,8 +82,12 @@ def refused_outcome(
     status: Literal["denied", "ignored", "invalid"],
     reason: str | None = None,
 ) -> ToolOutcome:
-    """A call that never ran: its approval was denied, invalid (no valid option), or ignored (the person went on)."""
-    code = "TOOL_EXECUTION_IGNORED" if status == "ignored" else "TOOL_EXECUTION_DENIED"
+    """A call that never ran: its approval was denied, invalid (no valid option), or ignored (the person went on).
+
+    The code is `TOOL_EXECUTION_DENIED` in every case, as eve reports it (a withdrawn approval
+    included); `result.output.approval.status` and the message tell the cases apart.
+    """
+    code = "TOOL_EXECUTION_DENIED"
     message = {"denied": reason or DENIED_MESSAGE, "ignored": IGNORED_MESSAGE, "invalid": INVALID_MESSAGE}[status]
     output: dict[str, Any] = {"code": code, "message": message, "tool": {"result": "not_run"}}
     if request_id is not None:

@@ -58,6 +58,17 @@ def test_a_clear_starts_the_transcript_over() -> None:
     assert transcript_of(events) == [{"role": "user", "text": "hello again"}, {"role": "assistant", "text": "hi"}]
 
 
+def test_a_reset_that_ended_a_stranded_session_starts_the_transcript_over() -> None:
+    def ended(trigger: str) -> dict[str, Any]:
+        data = {"code": "session_stranded", "message": "gone", "details": {"trigger": trigger}, "sessionId": "s"}
+        return {"type": "session.failed", "data": data}
+
+    asked = {"type": "message.received", "data": {"message": "Bob asks.", "turnId": "turn_0"}}
+    assert transcript_of([asked, ended("reset")]) == []
+    assert transcript_of([asked, ended("message")]) == [{"role": "user", "text": "Bob asks."}]
+    assert transcript_of([asked, ended("timeout")]) == [{"role": "user", "text": "Bob asks."}]
+
+
 def test_max_messages_keeps_the_newest(recordings: Recordings) -> None:
     full = transcript_of(recordings["two-turns"])
     assert transcript_of(recordings["two-turns"], max_messages=3) == full[1:]

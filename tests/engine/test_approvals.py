@@ -220,6 +220,10 @@ async def test_unrelated_text_withdraws_the_approval_and_steers(tmp_path: Path) 
     result = of_type(events, "action.result")[0]["data"]
     assert result["status"] == "rejected"
     assert result["result"]["output"]["approval"]["status"] == "ignored"
+    # eve keeps the denial's code for a withdrawn approval (observed, eve-observed.md #6)
+    ignored = {"code": "TOOL_EXECUTION_DENIED", "message": "Ignored because the user continued without responding."}
+    assert result["error"] == ignored
+    assert {k: result["result"]["output"][k] for k in ("code", "message")} == ignored
     assert of_type(events, "message.received")[1]["data"]["turnId"] == "turn_0"
     assert calls(h) == []
     tool_messages = [m for m in model.requests[-1].messages if isinstance(m, ToolMessage)]

@@ -354,3 +354,37 @@ async def test_a_reset_or_cancel_never_moves_an_idle_session(tmp_path: Path, con
         assert outputs(events) == ["1", "2"]
         assert await b.deployment(sid) != first
     await b.h.stop()
+
+
+async def test_a_build_that_cannot_run_a_session_refuses_the_handoff_and_logs_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import dataclasses
+
+    from eve_runtime.store.base import NewDelivery
+
+    b = await start(tmp_path, build("1"))
+    # a subagent's session recorded on an earlier build, whose subagent this build no longer has
+    record = dataclasses.replace(b.h.rt.new_record(), agent="node:subagents/gone", deployment="sha256:" + "0" * 64)
+    first = NewDelivery(id="d-gone", kind="message", payload={"message": "more work"})
+    session, _ = await b.h.store.create_session(record, first)
+    with caplog.at_level(logging.WARNING, logger="eve.handoff"):
+        b.h.rt.look_after(session)
+        for _ in range(500):  # the actor decides once it loaded the session
+            if any(r.getMessage().startswith("session handoff failed") for r in caplog.records):
+                break
+            await asyncio.sleep(0.01)
+    pending = await b.h.store.pending_deliveries(session.id)
+    stored = await b.h.store.get_session(session.id)
+    events = await b.h.events(session.id)
+    await b.h.stop()
+    refused = [r for r in caplog.records if r.getMessage().startswith("session handoff refused")]
+    failed = [r for r in caplog.records if r.getMessage().startswith("session handoff failed")]
+    assert [(r.levelname, getattr(r, "checkpointVersion", None)) for r in refused] == [("WARNING", 1)]
+    assert "subagents/gone" in getattr(refused[0], "reason", "")
+    assert [(r.levelname, getattr(r, "targetDeployment", None)) for r in failed] == [
+        ("WARNING", b.reloader.manifest.content_hash)
+    ]
+    # it stays where it was: nothing ran, its delivery waits for a build that can run it
+    assert stored is not None and stored.status == "active" and stored.deployment == record.deployment
+    assert [d.id for d in pending] == ["d-gone"] and events == []

@@ -80,7 +80,13 @@ async def test_task_mode_fails_instead_of_asking(tmp_path: Path) -> None:
     await h.stop()
     assert "input.requested" not in types(events)
     failed = of_type(events, "turn.failed")[0]["data"]
-    assert failed["code"] == "SESSION_TOKEN_LIMIT_REACHED" and failed["terminal"] is False
+    # nobody can let it go on: the session fails, as eve's does (`step.failed -> turn.failed -> session.failed`)
+    assert failed["code"] == "SESSION_TOKEN_LIMIT_REACHED" and failed["terminal"] is True
+    assert types(events)[-3:] == ["step.failed", "turn.failed", "session.failed"]
+    ended = of_type(events, "session.failed")[0]["data"]
+    assert (ended["code"], ended["sessionId"]) == ("SESSION_TOKEN_LIMIT_REACHED", session.id)
+    record = await h.store.get_session(session.id)
+    assert record is not None and record.status == "failed"
 
 
 async def test_no_prompt_under_the_default_budget(harness: Harness) -> None:

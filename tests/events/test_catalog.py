@@ -51,7 +51,6 @@ def test_every_constructor_builds_a_catalogued_type_and_only_one_builds_each() -
         "approval.candidate",
         "authorization.required",
         "authorization.completed",
-        "session.failed",
     }
 
 
@@ -76,12 +75,26 @@ CASES: list[tuple[StreamEvent, str]] = [
     ),
     (turns.SessionCompleted(), '["session.completed",{}]'),
     (
+        turns.SessionFailed("wrun_1", "session_stranded", "gone", {"trigger": "timeout"}),
+        '["session.failed",{"code":"session_stranded","message":"gone","details":{"trigger":"timeout"},'
+        '"sessionId":"wrun_1"}]',
+    ),
+    (
+        turns.SessionFailed("wrun_1", "MODEL_CALL_FAILED", "no key", None, TOTALS),
+        '["session.failed",{"code":"MODEL_CALL_FAILED","message":"no key","sessionId":"wrun_1","usage":'
+        '{"cacheReadTokens":0,"cacheWriteTokens":0,"inputTokens":10,"outputTokens":4}}]',
+    ),
+    (
         turns.MessageReceived(TURN, "hi", []),
         '["message.received",{"message":"hi","parts":[],"sequence":3,"turnId":"turn_3"}]',
     ),
     (
         turns.TurnFailed(TURN, "X", "broke", {"a": 1}),
         '["turn.failed",{"code":"X","message":"broke","details":{"a":1},"sequence":3,"terminal":false,"turnId":"turn_3"}]',
+    ),
+    (
+        turns.TurnFailed(TURN, "X", "broke", terminal=True),
+        '["turn.failed",{"code":"X","message":"broke","sequence":3,"terminal":true,"turnId":"turn_3"}]',
     ),
     (
         turns.TurnWaiting(TURN, "tasks", UsageTotals(cost_usd=0.5)),

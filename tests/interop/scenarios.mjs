@@ -2,9 +2,10 @@
 //
 // Run by tests/interop/test_client.py (one node process for all of them), against our server or
 // the original eve. Input: the environment variable EVE_INTEROP, a JSON object
-//   {host, token?, modules, only?, serial?, timeoutMs?, app: {weather, approval, subagent}}
-// where `modules` is the node_modules folder holding `eve`, and `app` names the calls the app
-// under test answers (our template and the oracle's app name their tools differently).
+//   {host, token?, modules, only?, serial?, timeoutMs?, app: {weather, approval, subagent}, stranded?}
+// where `modules` is the node_modules folder holding `eve`, `app` names the calls the app
+// under test answers (our template and the oracle's app name their tools differently), and
+// `stranded` is the id of a session another eve version wrote, when the server has one.
 // Output: one JSON line per scenario on stdout: {name, ok, detail} or {name, ok: false, error}.
 
 import { createRequire } from "node:module";
@@ -211,8 +212,56 @@ const scenarios = {
     check(seen.includes("input.resolved") && seen.includes("action.result"), "send() sees the withdrawal", seen);
     const [resolution] = resolutions(result.events);
     check(resolution.requestId === request.requestId && resolution.outcome === "ignored", "ignored", resolution);
+    // the withdrawn call keeps the denial's code (eve-observed.md #6)
+    const [withdrawn] = ofType(result.events, "action.result");
+    check(withdrawn.data.status === "rejected" && withdrawn.data.error.code === "TOOL_EXECUTION_DENIED", "its code", withdrawn.data);
+    check(withdrawn.data.result.output.approval.status === "ignored", "its approval status", withdrawn.data.result.output);
     check(result.message === "echo: never mind", "the message steered the turn", result.message);
-    return { events: seen.length };
+    return { events: seen.length, code: withdrawn.data.error.code, message: withdrawn.data.error.message };
+  },
+
+  async create_background_mode() {
+    // eve 0.80.1 answers `mode: "background"` with 202 (eve-observed.md #24); the client has no option for it
+    const c = client();
+    const body = JSON.stringify({ message: "hello background", mode: "background" });
+    const created = await c.fetch("/eve/v1/session", { method: "POST", headers: { "content-type": "application/json" }, body });
+    check(created.status === 202, "202", created.status);
+    const { sessionId } = await created.json();
+    const session = c.sessions.attach(sessionId);
+    const events = [];
+    for await (const event of session.stream({ startIndex: 0 })) {
+      events.push(event);
+      if (event.type === "session.waiting") break;
+    }
+    const reply = ofType(events, "message.completed").at(-1)?.data.message;
+    check(reply === "echo: hello background", "an ordinary conversation", reply);
+    return { status: created.status, reply };
+  },
+
+  async stranded_session() {
+    if (!config.stranded) return { skipped: "the server has no stranded session" };
+    const c = client();
+    const session = c.sessions.attach(config.stranded);
+    let refused;
+    try {
+      await session.send("hello?");
+    } catch (error) {
+      refused = error;
+    }
+    check(refused instanceof ClientError && refused.status === 409, "a message is refused", refused?.status);
+    const before = await all(session); // a bounded read of its history still works
+    check(ofType(before, "message.received").length === 1, "its recorded conversation", types(before));
+    const reset = await session.reset();
+    check(reset.status === "reset", "a reset retires it", reset);
+    const events = await all(session);
+    const ended = events.at(-1);
+    check(ended.type === "session.failed", "its end is recorded", types(events));
+    check(ended.data.code === "session_stranded" && ended.data.details?.trigger === "reset", "as the docs say", ended.data);
+    check(ended.data.sessionId === config.stranded && ended.data.usage === undefined, "no usage", ended.data);
+    const followed = [];
+    for await (const event of session.stream({ startIndex: 0 })) followed.push(event); // a follow ends at it
+    check(followed.length === events.length, "a follow replays and ends", types(followed));
+    return { refused: refused.status, last: ended.type, code: ended.data.code, trigger: ended.data.details.trigger, transcript: reduce(transcriptReducer(), events).messages.length };
   },
 
   async reconnect_by_cursor() {

@@ -8,16 +8,22 @@ only these.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from eve_runtime.ids import new_session_id
+from eve_runtime.store.base import SessionRecord
+from eve_runtime.store.sqlite import SqliteStore
 from tests.cli.test_serve import serving
+from tests.helpers import write_events
 from tests.interop.node_env import NodeUnavailable, ensure
 from tests.server.support import scaffold_app
 
@@ -41,6 +47,8 @@ SCENARIOS = [
     "approval_invalid",
     "approval_unknown_request",
     "approval_override_by_message",
+    "create_background_mode",
+    "stranded_session",
     "reconnect_by_cursor",
     "cancel",
     "controls",
@@ -52,11 +60,16 @@ SCENARIOS = [
 
 
 def run_scenarios(
-    host: str, *, token: str | None, app: dict[str, str], serial: bool = False
+    host: str, *, token: str | None, app: dict[str, str], serial: bool = False, stranded: str | None = None
 ) -> dict[str, dict[str, Any]]:
-    """Run `scenarios.mjs` once against `host` (all at once, or one by one); each scenario's line by name."""
+    """Run `scenarios.mjs` once against `host` (all at once, or one by one); each scenario's line by name.
+
+    `stranded`: the id of a session another eve version wrote, on a server that has one.
+    """
     env = ensure()
     config: dict[str, Any] = {"host": host, "token": token, "modules": str(env.modules), "app": app, "serial": serial}
+    if stranded is not None:
+        config["stranded"] = stranded
     if serial:
         config["timeoutMs"] = 60_000
     done = subprocess.run(
@@ -80,9 +93,35 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict
     except NodeUnavailable as exc:
         pytest.skip(f"eve's TypeScript client is not available here: {exc}")
     app = scaffold_app(tmp_path_factory.mktemp("interop") / "weather-agent")
+    stranded = asyncio.run(_stranded_session(app))
     with serving(app, "start", env={"EVE_AUTH_TOKEN": TOKEN}) as server:
-        yield run_scenarios(server.url, token=TOKEN, app=TEMPLATE_CALLS)
+        yield run_scenarios(server.url, token=TOKEN, app=TEMPLATE_CALLS, stranded=stranded)
         server.stop()
+
+
+async def _stranded_session(app: Path) -> str:
+    """A session of the app's store that another eve version wrote, with a recorded turn (before the server starts)."""
+    store = SqliteStore(app / ".eve" / "workflow-data")
+    await store.open()
+    try:
+        record = SessionRecord(id=new_session_id(), agent="weather-agent", created_at=time.time(), eve_version="0.0.1")
+        session, _created = await store.create_session(record)
+        turn = {"sequence": 0, "turnId": "turn_0"}
+        await write_events(
+            store,
+            session.id,
+            [
+                ("session.started", {"runtime": {"agentId": "weather-agent", "eveVersion": "0.0.1"}}),
+                ("turn.started", turn),
+                ("message.received", {"message": "before the upgrade", "parts": [], **turn}),
+                ("message.completed", {"finishReason": "stop", "message": "noted", "stepIndex": 0, **turn}),
+                ("turn.completed", turn),
+                ("session.waiting", {"continuationToken": session.id, "wait": "next-user-message"}),
+            ],
+        )
+        return session.id
+    finally:
+        await store.close()
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
@@ -108,6 +147,18 @@ def test_bearer_auth_refuses_without_the_token(results: dict[str, dict[str, Any]
 
 def test_the_subagent_replied_through_its_own_stream(results: dict[str, dict[str, Any]]) -> None:
     assert results["subagents"]["detail"]["child"] == "Sunny all week."
+
+
+def test_a_stranded_sessions_end_reads_as_the_docs_say(results: dict[str, dict[str, Any]]) -> None:
+    detail = results["stranded_session"]["detail"]
+    ended = {key: detail[key] for key in ("refused", "last", "code", "trigger")}
+    assert ended == {"refused": 409, "last": "session.failed", "code": "session_stranded", "trigger": "reset"}
+
+
+def test_a_withdrawn_approval_keeps_the_denials_code(results: dict[str, dict[str, Any]]) -> None:
+    detail = results["approval_override_by_message"]["detail"]
+    ignored = "Ignored because the user continued without responding."
+    assert (detail["code"], detail["message"]) == ("TOOL_EXECUTION_DENIED", ignored)
 
 
 def test_the_model_saw_the_file_parts(results: dict[str, dict[str, Any]]) -> None:

@@ -18,6 +18,7 @@ from starlette.testclient import TestClient
 
 from eve_cli._templates import render_template
 from eve_runtime import __version__
+from eve_runtime.models.base import Model
 from eve_runtime.project.manifest import Manifest
 from eve_runtime.project.runtime_agent import RuntimeAgent
 from eve_runtime.server.app import create_app
@@ -116,11 +117,15 @@ def harness(
     store: Store | None = None,
     client: tuple[str, int] = ("testclient", 50000),
     base_url: str = "http://testserver",
+    models: dict[str, Model] | None = None,
     **app_options: Any,
 ) -> Iterator[Harness]:
-    """A [`Harness`][tests.server.support.Harness]; the store is opened and closed here."""
+    """A [`Harness`][tests.server.support.Harness]; the store is opened and closed here.
+
+    `models` stands in for the app's models by id (a FunctionModel under `test`).
+    """
     store = store if store is not None else MemoryStore()
-    runtime = Runtime(agent, store, options=FAST, mode=mode)
+    runtime = Runtime(agent, store, options=FAST, mode=mode, models=models)
     app = create_app(runtime, manifest, mode=mode, auth=auth or LoopbackAuth(allow_test_client=True), **app_options)
     with TestClient(app, client=client, base_url=base_url) as test_client:
         h = Harness(test_client, runtime, store, app)

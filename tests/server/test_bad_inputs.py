@@ -40,7 +40,6 @@ DEPARTURES: dict[str, tuple[int, dict[str, Any] | None]] = {
         400,
         {"error": "Expected 'turnPolicy' to be either 'queue' or 'steer'.", "ok": False},
     ),
-    "create mode background": (400, {"error": "Expected 'mode' to be either 'conversation' or 'task'.", "ok": False}),
     "unknown route": (404, None),  # eve: h3's 404 with a stack; here a JSON error
     "GET on create route": (405, None),  # eve: 404
 }

@@ -215,7 +215,8 @@ def test_a_stranded_holder_is_replaced_through_the_channel(api: Harness) -> None
     events = api.wait_for(new, "session.waiting")
     assert events[0]["type"] == "session.started" and events[0]["data"]["predecessor"] == {"sessionId": old}
     assert replies(api, name)[0]["sessionId"] == new
-    assert api.events(old)[-1]["type"] == "session.completed"
+    assert api.events(old)[-1]["type"] == "session.failed"
+    assert api.events(old)[-1]["data"]["details"] == {"trigger": "message"}
 
 
 # -- an authored channels/eve.py -------------------------------------------------------------------

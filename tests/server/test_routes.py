@@ -63,6 +63,16 @@ def test_create_with_message(api: Harness) -> None:
     assert reply["data"]["message"] == "echo: hi"
 
 
+def test_create_in_background_mode_is_an_ordinary_conversation(api: Harness) -> None:
+    # eve 0.80.1 answers `mode: "background"` with 202 (eve-observed.md #24); the session converses as usual
+    response = api.client.post("/eve/v1/session", json={"message": "hi", "mode": "background"})
+    assert response.status_code == 202
+    assert set(response.json()) == {"ok", "sessionId", "status"}
+    events = api.wait_for(response.json()["sessionId"], "session.waiting")
+    assert [e["type"] for e in events][-2:] == ["turn.completed", "session.waiting"]
+    assert api.client.post("/eve/v1/session", json={"message": "hi", "mode": 3}).status_code == 400
+
+
 @pytest.mark.parametrize("body", [None, b"", b"{}", b" { } "])
 def test_create_without_message_parks_the_session(api: Harness, body: bytes | None) -> None:
     response = api.client.post("/eve/v1/session", content=body)
@@ -330,7 +340,14 @@ def test_a_stranded_session_answers_as_check_34_says(api: Harness) -> None:
     assert api.client.post(f"/eve/v1/session/{sid}/cancel").json() == {"ok": True, "status": "no_active_turn"}
     reset = api.client.post(f"/eve/v1/session/{sid}/reset")
     assert reset.json() == {"ok": True, "previousSessionId": sid, "status": "reset"}
-    assert [e["type"] for e in api.events(sid)] == ["session.completed"]
+    ended = api.events(sid)
+    assert [e["type"] for e in ended] == ["session.failed"]
+    assert ended[0]["data"] == {
+        "code": "session_stranded",
+        "message": "This session is no longer available.",
+        "details": {"trigger": "reset"},
+        "sessionId": sid,
+    }
     assert api.client.post(f"/eve/v1/session/{sid}", json={"message": "again"}).json() == NOT_ACTIVE
 
 

@@ -190,3 +190,89 @@ async def test_a_stranded_session_is_never_run(tmp_path: Path, caplog: pytest.Lo
         await h.rt.deliver(session.id, "message", {"message": "hello?"})
     await h.stop()
     assert "is stranded and not resumed" in caplog.text
+
+
+async def test_the_session_timeout_retires_a_stranded_session(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import dataclasses
+
+    from eve_runtime.store.base import NewDelivery
+
+    now = [1_000_000.0]
+    h = await make_harness(tmp_path, options=fast_options(clock=lambda: now[0]))
+    record = dataclasses.replace(h.rt.new_record(), eve_version="0.0.1", deadline=now[0] + 60)
+    first = NewDelivery(id="d-stranded", kind="message", payload={"message": "hi"})
+    session, _ = await h.store.create_session(record, first)
+    await h.restart()  # a process of this version finds it at start: stranded, its timer still runs
+    await asyncio.sleep(0.1)
+    assert await h.events(session.id) == []
+    now[0] += 61
+    h.rt.timeouts.changed.set()  # the timer re-reads the (virtual) clock
+    events = await h.wait_for(session.id, lambda events: bool(events))
+    for _ in range(500):  # the warning follows the write
+        if any(r.getMessage().startswith("Reset stranded session") for r in caplog.records):
+            break
+        await asyncio.sleep(0.01)
+    await h.stop()
+    assert events == [
+        {
+            "data": {
+                "code": "session_stranded",
+                "message": "This session is no longer available.",
+                "details": {"trigger": "timeout"},
+                "sessionId": session.id,
+            },
+            "type": "session.failed",
+            "meta": events[0]["meta"],
+        }
+    ]
+    retired = await h.store.get_session(session.id)
+    assert retired is not None and retired.status == "reset"  # none of its code ran, no fresh session started
+    warnings = [r for r in caplog.records if r.getMessage().startswith("Reset stranded session")]
+    assert [(r.levelname, getattr(r, "trigger", None), getattr(r, "previousEveVersion", None)) for r in warnings] == [
+        ("WARNING", "timeout", "0.0.1")
+    ]
+
+
+async def _stranded_child(h: Harness, caplog: pytest.LogCaptureFixture) -> str:
+    import dataclasses
+
+    from eve_runtime.store.base import NewDelivery
+
+    record = dataclasses.replace(h.rt.new_record(), agent="node:subagents/researcher", eve_version="0.0.1")
+    first = NewDelivery(id="d-child", kind="message", payload={"message": "research this"})
+    session, _ = await h.store.create_session(record, first)
+    return session.id
+
+
+def _descendant_warnings(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str | None]]:
+    found = [r for r in caplog.records if r.getMessage().startswith("Retired stranded descendant run")]
+    return [(r.levelname, getattr(r, "runId", None)) for r in found]
+
+
+async def test_a_stranded_child_session_is_cancelled_when_recovered_at_start(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    h = await make_harness(tmp_path)
+    child = await _stranded_child(h, caplog)
+    await h.restart()  # recovering it at start is delivering work to it
+    record = await h.store.get_session(child)
+    events = await h.events(child)
+    await h.stop()
+    assert record is not None and record.status == "reset"
+    assert events == []  # none of its code ran; nothing is written for it
+    assert _descendant_warnings(caplog) == [("WARNING", child)]
+    assert "is stranded and not resumed" not in caplog.text  # that is a root session's fate
+
+
+async def test_a_delivery_to_a_stranded_child_session_cancels_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    h = await make_harness(tmp_path)
+    child = await _stranded_child(h, caplog)
+    with pytest.raises(SessionNotActive):  # what a parent sending it more work sees: the task has ended
+        await h.rt.deliver(child, "message", {"message": "and this"})
+    record = await h.store.get_session(child)
+    await h.stop()
+    assert record is not None and record.status == "reset"
+    assert await h.events(child) == []
+    assert _descendant_warnings(caplog) == [("WARNING", child)]

@@ -222,6 +222,35 @@ async def test_cancel_stops_the_working_tasks_and_their_children(h: Harness) -> 
     assert len(settled(await h.events(sid))) == 1
 
 
+async def test_a_cancel_between_turns_stops_the_working_tasks(h: Harness) -> None:
+    # a turn answered through its output schema ends while the task it started still works
+    schema = {"type": "object", "properties": {"answer": {"type": "integer"}}}
+    started = call("helper", message="/delay 300\nslow work") + "\n" + call("eve__reply", answer=1)
+    sid = await h.create(started, outputSchema=schema)
+    events = await h.turns(sid, 1)
+    assert types(events)[-2:] == ["turn.completed", "session.waiting"] and not settled(events)
+    child = of_type(events, "agent.started")[0]["data"]["sessionId"]
+    await h.rt.cancel(sid)
+    events = await h.wait_for(sid, lambda ev: bool(settled(ev)))
+    child_events = await h.turns(child, 1)
+    await h.stop()
+    assert types(events)[-1] == "task.settled"  # no turn to end: nothing else is emitted
+    task = of_type(events, "task.started")[0]["data"]
+    assert settled(events) == [
+        {
+            "callId": task["callId"],
+            "cancel": {"reason": "turn_cancelled"},
+            "kind": "agent",
+            "name": "helper",
+            "status": "cancelled",
+            "taskId": task["taskId"],
+            "turnId": "turn_0",
+        }
+    ]
+    assert events[-1]["meta"]["deliveryIds"] == events[-2]["meta"]["deliveryIds"]
+    assert "turn.cancelled" in types(child_events)
+
+
 async def test_task_wait_parks_until_a_result_then_answers_the_call(h: Harness) -> None:
     sid = await h.create(call("helper", message="/delay 50\n/reply late") + "\n" + call("eve__task_wait"))
     events = await h.turns(sid, 1)
@@ -415,6 +444,20 @@ async def pick(ctx: ToolContext) -> dict:
 }
 
 
+async def test_a_structured_answer_to_a_relayed_question_resolves_it_at_once(tmp_path: Path) -> None:
+    h = await make_harness(tmp_path, {**HELPER, **ASKING})
+    sid = await h.create(call("helper", message=call("pick")))
+    events = await h.wait_for(sid, lambda ev: any(e["type"] == "input.requested" for e in ev))
+    request_id = of_type(events, "input.requested")[0]["data"]["requests"][0]["requestId"]
+    await h.rt.deliver(sid, "responses", {"inputResponses": [{"requestId": request_id, "optionId": "red"}]})
+    events = await h.turns(sid, 1)
+    await h.stop()
+    resolved = of_type(events, "input.resolved")
+    assert [r["data"]["resolutions"][0]["response"] for r in resolved] == [{"requestId": request_id, "optionId": "red"}]
+    assert types(events).count("message.received") == 1  # answers are no message
+    assert settled(events)[0]["output"] == 'pick -> {"optionId":"red","status":"answered"}'
+
+
 async def test_a_childs_question_is_relayed_and_answered_on_the_parent(tmp_path: Path) -> None:
     h = await make_harness(tmp_path, {**HELPER, **ASKING})
     sid = await h.create(call("helper", message=call("pick")))
@@ -423,10 +466,22 @@ async def test_a_childs_question_is_relayed_and_answered_on_the_parent(tmp_path:
     request = requested["requests"][0]
     assert request["kind"] == "question" and request["prompt"] == "Which colour?"
     assert requested["taskId"] == of_type(events, "task.started")[0]["data"]["taskId"]
-    await h.send(sid, "blue")  # a plain answer works for a lone relayed question
+    answer = await h.send(sid, "blue")  # a plain answer works for a lone relayed question
     events = await h.turns(sid, 1)
     await h.stop()
-    resolved = of_type(events, "input.resolved")[0]["data"]
-    assert resolved["resolutions"][0]["outcome"] == "answered"
-    assert resolved["resolutions"][0]["response"]["optionId"] == "blue"
+    resolved = of_type(events, "input.resolved")
+    assert len(resolved) == 1  # shown as the answer is routed down; the child's own is not shown again
+    assert resolved[0]["data"]["resolutions"] == [
+        {
+            "kind": "question",
+            "outcome": "answered",
+            "requestId": request["requestId"],
+            "response": {"requestId": request["requestId"], "optionId": "blue"},
+        }
+    ]
+    assert resolved[0]["data"]["taskId"] == requested["taskId"]
+    # the message that answers it is recorded, with its delivery id, just before the input.resolved it produces
+    at = events.index(resolved[0])
+    assert events[at - 1]["type"] == "message.received" and events[at - 1]["data"]["message"] == "blue"
+    assert answer in events[at - 1]["meta"]["deliveryIds"] and answer in resolved[0]["meta"]["deliveryIds"]
     assert settled(events)[0]["output"] == 'pick -> {"optionId":"blue","status":"answered"}'

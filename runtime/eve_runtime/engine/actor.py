@@ -27,7 +27,7 @@ from eve_runtime.authoring.state import SessionValues
 from eve_runtime.checkpoint import SessionState, TurnState
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.engine.emitter import Emitter
-from eve_runtime.engine.handoff import busy
+from eve_runtime.engine.handoff import agent_or_root, busy
 from eve_runtime.engine.held import DynamicTools, LoadedSession
 from eve_runtime.engine.hook_dispatch import hook_context
 from eve_runtime.engine.inbox import Inbox
@@ -38,6 +38,7 @@ from eve_runtime.events.catalog import StreamEvent, TurnAt
 from eve_runtime.events.turns import (
     MessageReceived,
     SessionCompleted,
+    SessionFailed,
     SessionWaiting,
     TurnCancelled,
     TurnCompleted,
@@ -65,7 +66,7 @@ class SessionActor:
         self.session_id = session.id
         self.root: RuntimeAgent = host.pins.get(session.id) or host.agent
         """The root agent of the build this actor runs (see `eve_runtime.engine.handoff`)."""
-        self.base_agent: RuntimeAgent = host.agent_for(session, self.root)
+        self.base_agent: RuntimeAgent = agent_or_root(host, session, self.root)
         """The session's agent in that build, before dynamic tools."""
         self.agent: RuntimeAgent = self.base_agent
         self.is_root = not session.agent.startswith(CHILD_PREFIX)
@@ -134,9 +135,7 @@ class SessionActor:
     def hold_lease(self, fence: int) -> None:
         """This process holds the session's lease with fencing token `fence`: every commit carries it.
 
-        The session as the last actor here left it stays usable only if no other process owned it
-        since: this process kept the lease (the same token) or took it back with nobody in between
-        (the next token).
+        What the last actor here left stays usable only if nobody owned the session since (the same token, or the next).
         """
         self.emitter.fence = fence
         loaded = self._loaded
@@ -232,11 +231,7 @@ class SessionActor:
         return await model_for_step(self, step_index)
 
     def join_turn(self, delivery: DeliveryRecord) -> UserMessage:
-        """A message joins the running turn: `message.received` (its delivery id on every later event).
-
-        Returns what the model reads for it (the caller decides whether it enters history). Answers
-        to no open request (`responses`) join without their delivery id, as in eve.
-        """
+        """A message joins the turn: `message.received`; returns what the model reads (answers to no request: no id)."""
         turn = self.turn
         if delivery.kind != "responses":
             turn.delivery_ids.append(delivery.id)
@@ -268,13 +263,17 @@ class SessionActor:
         *,
         history: Sequence[Message] = (),
         consumed: Sequence[str] = (),
+        terminal: bool = False,
     ) -> None:
-        """`turn.failed` (not terminal: the session stays open) then `session.waiting`."""
+        """`turn.failed` then `session.waiting`; a `terminal` failure ends the session with `session.failed`."""
         turn = self.turn
         await cancel_tasks(self, reason="turn_failed")
-        self.emit(TurnFailed(TurnAt.of(turn), code, message, details))
+        self.emit(TurnFailed(TurnAt.of(turn), code, message, details, terminal))
+        if terminal:
+            self.emit(SessionFailed(self.session_id, code, message, details, self.state.usage))
+        error = {"error": {"code": code, "message": message}}
         await self._close_turn(
-            history, consumed=consumed, status="failed", report={"error": {"code": code, "message": message}}
+            history, consumed=consumed, status="failed", report=error, waiting=not terminal, ends=terminal
         )
 
     async def end_turn_cancelled(
@@ -303,13 +302,14 @@ class SessionActor:
         report: dict[str, Any],
         consumed: Sequence[str] = (),
         waiting: bool = True,
+        ends: bool = False,
     ) -> None:
         crashpoint("before-turn-end")
         if waiting:
             self.emit_waiting()
         report_turn_end(self, status, list(history), report)  # for a child's parent; saved with this checkpoint
         self.state.turn = None
-        await self.commit(history=history, consumed=consumed)
+        await self.commit(history=history, consumed=consumed, status="failed" if ends else None)
         await notify_parent(self)
 
     # -- controls ----------------------------------------------------------------------------
@@ -318,7 +318,6 @@ class SessionActor:
         """End the session: `session.completed` is its last event; its data is kept."""
         self.emit(SessionCompleted(self.state.usage))
         await self.commit(consumed=consumed, status=status)
-        self.session = dataclasses.replace(self.session, status=status)
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -397,3 +396,5 @@ class SessionActor:
             status=status,
             replace_history=replace_history,
         )
+        if status is not None:  # the session ended with this commit
+            self.session = dataclasses.replace(self.session, status=status)

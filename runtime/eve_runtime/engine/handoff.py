@@ -21,6 +21,14 @@ in two ways: `eve dev` loads a new generation in the same process, or the app is
   so a busy session it recovers resumes its unfinished work on the new build, and that resume is
   the handoff point (eve on Vercel keeps the old deployment running the work instead).
 
+A build may refuse a session it cannot run: a checkpoint newer than this code reads, or a child
+session whose agent the build no longer defines (its subagent was removed). The session then
+stays on its build: two warnings say why, `session handoff refused` (the target build: the
+checkpoint version and the reason) and `session handoff failed` (the session's build: the target
+and the reason). When that build is still loaded here (the actor runs it), the delivery is
+handled on it; else nothing here can run the session, and its deliveries wait in the durable
+inbox for a build that can.
+
 eve emits no stream event for a handoff; it only logs. So does this module (`eve.handoff`).
 The rules live here and in the store contract (`Commit.handoff`), so every world shares them.
 """
@@ -29,12 +37,22 @@ from __future__ import annotations
 
 import logging
 
-from eve_runtime.checkpoint import SessionState
-from eve_runtime.engine.ports import ActorLoop
+from eve_runtime.checkpoint import STATE_VERSION, SessionState
+from eve_runtime.engine.ports import ActorHost, ActorLoop
 from eve_runtime.project.runtime_agent import RuntimeAgent
 from eve_runtime.store.base import DeliveryRecord, SessionHandoff, SessionRecord
 
-__all__ = ["MOVING_KINDS", "adopt", "busy", "hand_off", "moves_for", "moves_to", "settle_build"]
+__all__ = [
+    "MOVING_KINDS",
+    "adopt",
+    "agent_or_root",
+    "busy",
+    "hand_off",
+    "moves_for",
+    "moves_to",
+    "refusal",
+    "settle_build",
+]
 
 logger = logging.getLogger("eve.handoff")
 
@@ -59,13 +77,15 @@ def moves_for(delivery: DeliveryRecord) -> bool:
     return delivery.kind in MOVING_KINDS
 
 
-async def settle_build(actor: ActorLoop, *, move: bool = True) -> None:
-    """Choose the build an actor runs, moving the session when that is a handoff.
+async def settle_build(actor: ActorLoop, *, move: bool = True) -> bool:
+    """Choose the build an actor runs, moving the session when that is a handoff; whether it can run.
 
     The pinned build while the session is busy (or, before its first turn, the build that
     created it), else the newest. A subagent's session runs its parent's build while the parent
     works. An expired session is not moved: it completes. With `move=False` the build is chosen
     but the session is not moved (nor its build recorded): it is about to be cancelled or reset.
+    A build that refuses the session leaves it on the build it runs (see the module docstring);
+    False when no build loaded here can run it.
     """
     host = actor.host
     pinned = host.pins.get(actor.session_id)
@@ -75,16 +95,70 @@ async def settle_build(actor: ActorLoop, *, move: bool = True) -> None:
     if parent_root is not None:
         pinned, stays = parent_root, True
     root = pinned if pinned is not None and stays else host.agent
+    deadline = actor.session.deadline
+    expired = deadline is not None and host.now() >= deadline
+    reason = refusal(actor, root)
+    if reason is not None:
+        if not move:
+            return True  # a cancel or a reset: none of the session's code runs
+        _refused(actor, root, reason)
+        previous = actor.root
+        if previous is root or previous.deployment != actor.session.deployment or refusal(actor, previous):
+            return False  # the session's own build is not loaded here: its deliveries wait
+        host.pins.keep(actor.session_id, previous)
+        return True
     actor.run_on(root)
     host.pins.keep(actor.session_id, root)
     if not move:
-        return
-    deadline = actor.session.deadline
-    expired = deadline is not None and host.now() >= deadline
+        return True
     if moves_to(actor.session, root) and not expired:
         await hand_off(actor, root)
     elif (record := adopt(actor.session, root)) is not None:
         await actor.record_build(record)
+    return True
+
+
+def agent_or_root(host: ActorHost, session: SessionRecord, root: RuntimeAgent) -> RuntimeAgent:
+    """The session's agent in `root`'s build; the root agent when the build no longer defines it.
+
+    Such a build refuses the session (`refusal`), so nothing runs on the stand-in.
+    """
+    try:
+        return host.agent_for(session, root)
+    except KeyError:
+        return root
+
+
+def refusal(actor: ActorLoop, root: RuntimeAgent) -> str | None:
+    """Why `root`'s build cannot take the session over, if it cannot."""
+    if actor.state.version > STATE_VERSION:
+        return f"its checkpoint has version {actor.state.version}; this build reads up to {STATE_VERSION}"
+    try:
+        actor.host.agent_for(actor.session, root)
+    except KeyError:
+        return f"this build does not define the session's agent {actor.session.agent!r}"
+    return None
+
+
+def _refused(actor: ActorLoop, root: RuntimeAgent, reason: str) -> None:
+    session = actor.session
+    target, current = _short(root.deployment), _short(session.deployment or "")
+    logger.warning(
+        "session handoff refused: session %s (checkpoint version %d) cannot move to deployment %s: %s",
+        session.id,
+        actor.state.version,
+        target,
+        reason,
+        extra={"sessionId": session.id, "checkpointVersion": actor.state.version, "reason": reason},
+    )
+    logger.warning(
+        "session handoff failed: session %s stays on deployment %s; deployment %s refused it: %s",
+        session.id,
+        current,
+        target,
+        reason,
+        extra={"sessionId": session.id, "targetDeployment": root.deployment, "reason": reason},
+    )
 
 
 def moves_to(session: SessionRecord, root: RuntimeAgent) -> bool:

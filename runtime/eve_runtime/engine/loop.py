@@ -39,7 +39,9 @@ async def work(actor: ActorLoop) -> None:
             return
         # an idle session moves only for work that runs its code (not to be cancelled or reset)
         first = inbox.first()
-        await settle_build(actor, move=busy(actor.state) or (first is not None and moves_for(first)))
+        if not await settle_build(actor, move=busy(actor.state) or (first is not None and moves_for(first))):
+            actor.stop_accepting()  # no build here can run it: its deliveries stay in the inbox
+            return
         if busy(actor.state):
             inbox.queue_all()  # accepted while it worked: handled on this build
         await restore_dynamic_tools(actor)
@@ -51,6 +53,8 @@ async def work(actor: ActorLoop) -> None:
             turn = actor.state.turn
             if turn is not None and turn.awaiting is None and not turn.waiting_on_tasks:
                 await run_turn(actor)
+                if actor.session.status != "active":
+                    return  # a failure ended the session (`session.failed`)
                 continue
             if turn is None:
                 inbox.release_deferred()  # answers that were stale now reach the model as a new turn
@@ -61,7 +65,9 @@ async def work(actor: ActorLoop) -> None:
                 continue  # a task timed out, or the wait did
             delivery = inbox.take_next()
             if delivery is not None and turn is None and not inbox.queued(delivery) and moves_for(delivery):
-                await settle_build(actor)  # the session is idle: a fresh message (answers, compact, clear) moves it
+                if not await settle_build(actor):  # idle: a fresh message (answers, compact, clear) moves it
+                    actor.stop_accepting()  # no build here can run it: the delivery stays in the inbox
+                    return
             if delivery is not None and turn is not None:
                 if turn.awaiting is not None:
                     handled = await handle_while_parked(actor, delivery)

@@ -46,13 +46,19 @@ class Cancelled(Exception):
 
 
 class StepFailed(Exception):
-    """The step failed: `code` is what `step.failed` reports (`STEP_FAILED` is retried by the runner)."""
+    """The step failed: `code` is what `step.failed` reports (`STEP_FAILED` is retried by the runner).
 
-    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
+    With `terminal`, the failure ends the session (`turn.failed.terminal`, then `session.failed`).
+    """
+
+    def __init__(
+        self, code: str, message: str, details: dict[str, Any] | None = None, *, terminal: bool = False
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.details = details
+        self.terminal = terminal
 
 
 @dataclass
@@ -122,7 +128,7 @@ class ModelCall:
                 raise Cancelled() from None
             except ModelError as exc:
                 if not exc.retryable:
-                    raise StepFailed("MODEL_CALL_FAILED", str(exc), error_details(exc)) from exc
+                    raise StepFailed("MODEL_CALL_FAILED", str(exc), error_details(exc), terminal=exc.terminal) from exc
                 if attempt + 1 == options.provider_attempts:
                     raise StepFailed("STEP_FAILED", str(exc), error_details(exc)) from exc
                 await asyncio.sleep(delay)

@@ -19,7 +19,7 @@ from eve_runtime.engine.ports import ActorLoop
 from eve_runtime.engine.turn import TurnRunner
 from eve_runtime.engine.turn_start import start_turn
 from eve_runtime.store.base import DeliveryRecord
-from eve_runtime.tasks.delegation import settle_task
+from eve_runtime.tasks.delegation import cancel_tasks, settle_task, working_tasks
 from eve_runtime.tasks.relay import relayed_answers, report_reply
 
 logger = logging.getLogger("eve.actor")
@@ -107,5 +107,16 @@ async def handle_idle(actor: ActorLoop, delivery: DeliveryRecord) -> None:
         await compact_on_request(actor, delivery)
     elif delivery.kind == "clear":
         await clear_context(actor, delivery)
+    elif delivery.kind == "cancel" and (stopping := _cancelled_tasks(actor, delivery)):
+        # between turns a cancel stops the tasks still working (eve: `turn_cancelled`, as a cancelled turn's)
+        await actor.continue_deliveries()
+        await cancel_tasks(actor, reason="turn_cancelled", task_ids=stopping)
+        await actor.commit(consumed=[delivery.id])
     else:
         await actor.commit(consumed=[delivery.id])  # a cancel with nothing to cancel, and the like
+
+
+def _cancelled_tasks(actor: ActorLoop, delivery: DeliveryRecord) -> list[str]:
+    """The working tasks a cancel between turns stops: all, or those of the turn it names."""
+    turn_id = delivery.payload.get("turnId")
+    return [t.task_id for t in working_tasks(actor.state) if turn_id is None or t.turn_id == turn_id]

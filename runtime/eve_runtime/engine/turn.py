@@ -156,8 +156,8 @@ class TurnRunner:
         options = session.host.options
         exceeded = exceeded_limit(session.state, session.agent.config.limits, is_root=session.is_root)
         if exceeded is not None:
-            if session.state.task_mode:  # nobody to ask: the model call fails
-                await self._finish_failed(StepFailed(exceeded.code, exceeded.message))
+            if session.state.task_mode:  # nobody to ask: the session fails, as eve's does
+                await self._finish_failed(StepFailed(exceeded.code, exceeded.message, terminal=True))
                 return StepEnd.DONE
             await park_for_limit(session, session.turn.step_index, exceeded)
             return StepEnd.PARKED
@@ -388,4 +388,4 @@ class TurnRunner:
         session = self.session
         turn = session.turn
         session.emit(StepFailedEvent(StepAt.of(turn), failure.code, failure.message, failure.details))
-        await session.end_turn_failed(failure.code, failure.message, failure.details)
+        await session.end_turn_failed(failure.code, failure.message, failure.details, terminal=failure.terminal)

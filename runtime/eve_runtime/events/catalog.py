@@ -71,8 +71,8 @@ EventType = Literal[
 ]
 """Every event type of the v26 catalogue, in the order the reference lists them.
 
-This runtime does not emit `approval.candidate` or `session.failed` (yet); clients and hooks may
-still name them. `authorization.*` comes from connections needing a sign-in (`events/authorization.py`).
+This runtime does not emit `approval.candidate`; clients and hooks may still name it.
+`authorization.*` comes from connections needing a sign-in (`events/authorization.py`).
 """
 
 EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)

@@ -30,7 +30,9 @@ def transcript_of(events: Iterable[dict[str, Any]], max_messages: int | None = N
     (`message.completed` whose `finishReason` is not `tool-calls`). Left out: reasoning,
     narration (text written before tool calls), tool calls and their results, approvals and
     questions, and interrupted output (text that never completed). A `context.cleared` event
-    starts the transcript over, so text the user cleared is never returned. Events seen before
+    starts the transcript over, so text the user cleared is never returned, and so does the end
+    of a stranded session by a reset (`session.failed` with `code: "session_stranded"` and
+    `details.trigger: "reset"`), as eve's `transcriptOf()` reads it. Events seen before
     (same `meta.id`) count once.
 
     Args:
@@ -52,7 +54,13 @@ def transcript_of(events: Iterable[dict[str, Any]], max_messages: int | None = N
         data = event.get("data")
         data = data if isinstance(data, dict) else {}
         kind = event.get("type")
-        if kind == "context.cleared":
+        details = data.get("details")
+        if kind == "context.cleared" or (
+            kind == "session.failed"
+            and data.get("code") == "session_stranded"
+            and isinstance(details, dict)
+            and details.get("trigger") == "reset"
+        ):
             messages.clear()
         elif kind == "message.received" and data.get("kind") != "task.result":
             text = data.get("message")

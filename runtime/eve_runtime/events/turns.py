@@ -24,6 +24,7 @@ __all__ = [
     "ReasoningCompleted",
     "ResultCompleted",
     "SessionCompleted",
+    "SessionFailed",
     "SessionStarted",
     "SessionWaiting",
     "StepCompleted",
@@ -92,6 +93,31 @@ class SessionCompleted(StreamEvent):
 
     def wire(self) -> dict[str, Any]:
         return {"usage": totals_wire(self.usage)} if self.usage is not None else {}
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFailed(StreamEvent):
+    """The session's last event when a failure ended it (after `turn.failed` with `terminal: true`).
+
+    Also how a stranded session's end is recorded (`code: "session_stranded"`, `details.trigger`),
+    without `usage`: none of its code ran here.
+    """
+
+    type: ClassVar[EventType] = "session.failed"
+    session_id: str
+    code: str
+    message: str
+    details: dict[str, Any] | None = None
+    usage: UsageTotals | None = None
+
+    def wire(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.details:
+            data["details"] = self.details
+        data["sessionId"] = self.session_id
+        if self.usage is not None:
+            data["usage"] = totals_wire(self.usage)
+        return data
 
 
 # -- turns -------------------------------------------------------------------------------------
@@ -163,19 +189,20 @@ class TurnCancelled(StreamEvent):
 
 @dataclass(frozen=True, slots=True)
 class TurnFailed(StreamEvent):
-    """The turn failed; not terminal: the session stays open."""
+    """The turn failed; `terminal` when that ends the session (`session.failed` follows, else `session.waiting`)."""
 
     type: ClassVar[EventType] = "turn.failed"
     at: TurnAt
     code: str
     message: str
     details: dict[str, Any] | None = None
+    terminal: bool = False
 
     def wire(self) -> dict[str, Any]:
         data: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.details:
             data["details"] = self.details
-        return {**data, "sequence": self.at.sequence, "terminal": False, "turnId": self.at.turn_id}
+        return {**data, "sequence": self.at.sequence, "terminal": self.terminal, "turnId": self.at.turn_id}
 
 
 # -- steps -------------------------------------------------------------------------------------

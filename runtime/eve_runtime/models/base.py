@@ -163,6 +163,16 @@ class ModelError(RuntimeFailure):
         self.status_code = status_code
         self.provider = provider
 
+    @property
+    def terminal(self) -> bool:
+        """Whether the failure ends the session, as eve decides: the provider refused the request itself.
+
+        A non-retryable 4xx (authentication, permission, an unknown model, a malformed request, a
+        context window exceeded): sending the session's next message would fail the same way.
+        """
+        status = self.status_code
+        return not self.retryable and status is not None and 400 <= status < 500 and status not in (408, 409, 429)
+
 
 class ModelRequestsBlockedError(ModelError):
     """A real provider was called while `ALLOW_MODEL_REQUESTS` is False (in tests)."""

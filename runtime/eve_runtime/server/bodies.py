@@ -59,7 +59,7 @@ CONTEXT_TYPE = "Expected 'clientContext' to be a string, string array, or JSON o
 CONTEXT_ENTRIES = "Expected 'clientContext' array entries to be non-empty strings."
 OUTPUT_SCHEMA = "Expected 'outputSchema' to be a JSON-serializable object."
 TURN_POLICY = "Expected 'turnPolicy' to be either 'queue' or 'steer'."
-MODE = "Expected 'mode' to be either 'conversation' or 'task'."
+MODE = "Expected 'mode' to be a string such as 'conversation' or 'task'."
 RESPONSES_ON_CREATE = "'inputResponses' is only accepted for an existing session."
 CREATE_WITHOUT_MESSAGE = (
     "Creating a session without a message does not accept 'clientContext', 'callback', or 'outputSchema'."
@@ -305,8 +305,10 @@ def _message_payload(body: Mapping[str, Any]) -> dict[str, Any]:
 def validate_create(body: Mapping[str, Any] | None) -> CreateRequest:
     """Validate a create body (None: no body, the same as `{}`).
 
-    Departures from eve: `turnPolicy` is validated on create too (eve ignores it there), and
-    `mode` must be `"conversation"` or `"task"` (eve 0.80.1 accepts anything).
+    `mode` `"task"` runs the session without a person; any other string (`"conversation"`, and
+    `"background"` as eve 0.80.1 answers it with 202) is an ordinary conversation. Departures from
+    eve: `turnPolicy` is validated on create too (eve ignores it there), and a `mode` that is not
+    a string is refused (eve 0.80.1 accepts anything).
     """
     body = body or {}
     _no_continuation_token(body)
@@ -314,7 +316,7 @@ def validate_create(body: Mapping[str, Any] | None) -> CreateRequest:
         raise _bad(RESPONSES_ON_CREATE)
     if _given(body, "forwardedPrincipal") or _given(body, "forwardedAuth"):
         raise ApiError(403, FORWARDED, "forbidden")
-    if _given(body, "mode") and body["mode"] not in ("conversation", "task"):
+    if _given(body, "mode") and not isinstance(body["mode"], str):
         raise _bad(MODE)
     operation_id = _id_field(body, "operationId")
     idempotency_key = _id_field(body, "idempotencyKey")

@@ -107,7 +107,10 @@ def component_schemas() -> JSON:
             "properties": {
                 "message": message,
                 **turn_fields,
-                "mode": {"enum": ["conversation", "task"]},
+                "mode": {
+                    "type": "string",
+                    "description": "`task`: no person answers prompts (budgets fail the turn); else a conversation.",
+                },
                 "operationId": {**_ID_STRING, "description": "Create-once key: a repeat returns the same session."},
             },
             "dependentRequired": {"clientContext": ["message"], "outputSchema": ["message"]},

@@ -5,26 +5,37 @@
 - **Stranded**: a session written by another version of eve (or by none recorded). Its state
   may not mean the same to this code, so none of its code runs: a message answers 409
   `session_stranded` (with the version that wrote it), a live stream too; bounded reads work;
-  cancel has no turn to stop; a reset retires it by writing its end directly.
+  cancel has no turn to stop; a reset, a message at its channel address or its session timeout
+  retires it by writing its end directly (`retire_stranded`). A stranded *child* session (a
+  subagent's, or a tool task's run) is retired the first time work is delivered to it (a
+  message from its parent, a wake, this process recovering it at start): no later message could
+  resume its interrupted work, so nothing waits (`retire_descendant`).
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Literal
 
 from eve_runtime._version import __version__
 from eve_runtime.engine.emitter import Emitter
 from eve_runtime.errors import RuntimeFailure
-from eve_runtime.events.turns import SessionCompleted
+from eve_runtime.events.turns import SessionFailed
 from eve_runtime.keyed_locks import KeyedLocks
 from eve_runtime.store.base import EventIndexConflict, SessionRecord, Store
+from eve_runtime.tasks.delegation import CHILD_PREFIX
 
 __all__ = [
     "DORMANT_MESSAGE",
+    "STRANDED_END_MESSAGE",
+    "RetireTrigger",
     "Availability",
     "SessionDormant",
     "SessionStranded",
+    "is_descendant",
+    "retire_descendant",
     "retire_once",
+    "retire_safely",
     "retire_stranded",
 ]
 
@@ -34,6 +45,13 @@ DORMANT_MESSAGE = (
     "This session belongs to an earlier run of eve dev, so it is dormant. Restart with 'eve dev --resume' to "
     "continue it (its stream can still be read)."
 )
+
+
+STRANDED_END_MESSAGE = "This session is no longer available."
+"""The `message` of the `session.failed` that ends a stranded session (`code: "session_stranded"`)."""
+
+RetireTrigger = Literal["message", "reset", "timeout"]
+"""What ended a stranded session: a message at its channel address, a reset (`end()`), or its timeout."""
 
 
 class SessionDormant(RuntimeFailure):
@@ -96,25 +114,68 @@ class Availability:
             self._woken.add(session.id)
 
 
-async def retire_stranded(store: Store, session: SessionRecord, trigger: str) -> None:
-    """End a stranded session without running any of its code: `session.completed`, status `reset`."""
+async def retire_stranded(store: Store, session: SessionRecord, trigger: RetireTrigger) -> None:
+    """End a stranded session without running any of its code, as eve records it.
+
+    Its last event is `session.failed` with `code: "session_stranded"` and `details.trigger` (no
+    usage: nothing ran here), which closes live streams; its status becomes `reset`. A warning
+    `Reset stranded session` names it, both eve versions and the trigger.
+    """
+    emitter = Emitter(store, session.id, await store.event_count(session.id))
+    emitter.emit(SessionFailed(session.id, "session_stranded", STRANDED_END_MESSAGE, {"trigger": trigger}))
+    try:
+        await emitter.commit(status="reset")
+    finally:
+        await emitter.close()
     logger.warning(
         "Reset stranded session %s (trigger %s): written by eve %s, this is eve %s",
         session.id,
         trigger,
         session.eve_version or "(none recorded)",
         __version__,
+        extra={
+            "previousSessionId": session.id,
+            "previousEveVersion": session.eve_version or "unknown",
+            "currentEveVersion": __version__,
+            "trigger": trigger,
+        },
     )
+
+
+def is_descendant(session: SessionRecord) -> bool:
+    """Whether the session is a child session (a subagent's, or a tool task's run), not a root one."""
+    return session.agent.startswith(CHILD_PREFIX)
+
+
+async def retire_descendant(store: Store, session: SessionRecord) -> None:
+    """Cancel a stranded child session without running any of its code (its status becomes `reset`).
+
+    Nothing is written to its stream (eve cancels the run); its live streams end as those of an
+    ended session do. A warning `Retired stranded descendant run` names it and both eve versions.
+    """
     emitter = Emitter(store, session.id, await store.event_count(session.id))
-    emitter.emit(SessionCompleted())
     try:
         await emitter.commit(status="reset")
     finally:
         await emitter.close()
+    logger.warning(
+        "Retired stranded descendant run %s: written by eve %s, this is eve %s",
+        session.id,
+        session.eve_version or "(none recorded)",
+        __version__,
+        extra={
+            "runId": session.id,
+            "previousEveVersion": session.eve_version or "unknown",
+            "currentEveVersion": __version__,
+        },
+    )
 
 
-async def retire_once(store: Store, locks: KeyedLocks, session_id: str, trigger: str) -> bool:
+async def retire_once(store: Store, locks: KeyedLocks, session_id: str, trigger: RetireTrigger) -> bool:
     """Retire a stranded session unless it has ended already; whether this call retired it.
+
+    A child session is cancelled (`retire_descendant`, whatever the trigger); a root one ends with
+    its `session.failed` (`retire_stranded`).
 
     Callers that race (a reset, messages replacing it) hold the session's lock in turn, so it is
     retired once; a race lost to another process (its write came first) is a no-op too.
@@ -124,10 +185,24 @@ async def retire_once(store: Store, locks: KeyedLocks, session_id: str, trigger:
         if current is None or current.status != "active":
             return False
         try:
-            await retire_stranded(store, current, trigger)
+            if is_descendant(current):
+                await retire_descendant(store, current)
+            else:
+                await retire_stranded(store, current, trigger)
         except EventIndexConflict:
             after = await store.get_session(session_id)
             if after is not None and after.status != "active":
                 return False  # someone else retired it first
             raise
         return True
+
+
+async def retire_safely(store: Store, locks: KeyedLocks, session_id: str, trigger: RetireTrigger = "message") -> None:
+    """`retire_once`, logging a failure instead of raising: a timer or a start goes on with the others.
+
+    The next delivery (or start) retries it.
+    """
+    try:
+        await retire_once(store, locks, session_id, trigger)
+    except Exception:
+        logger.exception("session %s: could not retire the stranded session", session_id)

@@ -38,7 +38,7 @@ from eve_runtime.project.runtime_agent import RuntimeAgent
 from eve_runtime.sessions.actors import Actors
 from eve_runtime.sessions.addresses import AddressSessions
 from eve_runtime.sessions.agents import agent_for, agent_for_node, delegation_timeout
-from eve_runtime.sessions.availability import Availability
+from eve_runtime.sessions.availability import Availability, SessionStranded, is_descendant, retire_safely
 from eve_runtime.sessions.children import create_child, send_to_child, serve_input
 from eve_runtime.sessions.controls import Acknowledgements, cancel, control, reset
 from eve_runtime.sessions.creation import new_record, open_session
@@ -52,6 +52,7 @@ from eve_runtime.store.base import (
     DeliveryRecord,
     EnqueueResult,
     NewDelivery,
+    SessionNotActive,
     SessionRecord,
     Store,
 )
@@ -127,12 +128,13 @@ class Runtime:
         stored = await self.store.list_sessions("active")
         sessions = [s for s in stored if self.availability.runs(s)]
         for stranded in [s for s in stored if self.availability.stranded(s)]:
-            logger.warning(
-                "session %s was written by eve %s (this is eve %s): it is stranded and not resumed",
-                stranded.id,
-                stranded.eve_version or "(none recorded)",
-                __version__,
-            )
+            if is_descendant(stranded):  # recovering it is delivering work to it: it is cancelled
+                await retire_safely(self.store, self.retiring, stranded.id)
+                continue
+            written = stranded.eve_version or "(none recorded)"
+            message = "session %s was written by eve %s (this is eve %s): it is stranded and not resumed"
+            logger.warning(message, stranded.id, written, __version__)
+            self.timeouts.schedule_deadline(stranded)  # its own timer still retires it
         for session in sessions:
             self.timeouts.schedule_deadline(session)
             self.actors.ensure(session)
@@ -313,6 +315,8 @@ class Runtime:
     ) -> EnqueueResult:
         """`deliver`, also telling whether the delivery repeated an earlier idempotency key (`duplicate`).
 
+        A delivery for a stranded child session cancels it (it never runs) and raises `SessionNotActive`.
+
         Raises:
             SessionNotActive: The session is unknown or has ended.
             SessionDormant, SessionStranded: This process does not run the session.
@@ -322,6 +326,9 @@ class Runtime:
         if actor is None:  # a running actor means the session runs here; else look at its record once
             session = self.actors.loaded_record(session_id) or await self.store.get_session(session_id)
             refusal = self.availability.refusal(session) if session is not None else None
+            if isinstance(refusal, SessionStranded) and session is not None and is_descendant(session):
+                await retire_safely(self.store, self.retiring, session_id)  # a stranded child: cancelled, never run
+                raise SessionNotActive(session_id)
             if refusal is not None:
                 raise refusal
         result = await self.store.enqueue(
@@ -379,7 +386,15 @@ class Runtime:
     # -- timeouts ----------------------------------------------------------------------------
 
     async def _time_out(self, session_id: str) -> None:
-        """A timeout or a wake is due: the session's actor looks at what is (if the session is still active)."""
+        """A timeout or a wake is due: the session's actor looks at what is (if the session is still active).
+
+        A stranded session past its deadline is retired instead (trigger `timeout`), running none of its code.
+        """
         session = await self.store.get_session(session_id)
-        if session is not None and session.status == "active":
-            self._wake(session)
+        if session is None or session.status != "active":
+            return
+        if self.availability.stranded(session):
+            if is_descendant(session) or (session.deadline is not None and session.deadline <= self.now()):
+                await retire_safely(self.store, self.retiring, session_id, "timeout")
+            return
+        self._wake(session)

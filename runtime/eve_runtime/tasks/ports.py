@@ -134,6 +134,7 @@ class TaskSession(Protocol):
         *,
         history: Sequence[Message] = (),
         consumed: Sequence[str] = (),
+        terminal: bool = False,
     ) -> None: ...
 
     async def end_turn_cancelled(

@@ -13,7 +13,10 @@ inbox drops:
 
 Answers to a relayed request that reach the parent are forwarded to the child, which settles
 them as its own: `inputResponses` for any of them; plain text only for a question that is the
-only relayed request open (like eve, a plain message never answers a relayed approval).
+only relayed request open (like eve, a plain message never answers a relayed approval). The
+parent shows an answered question's `input.resolved` as it routes the answer down, after the
+`message.received` of a plain-text answer (with its delivery id); a relayed approval stays open
+until the child resolves it and relays that.
 """
 
 from __future__ import annotations
@@ -202,8 +205,42 @@ async def forward_answers(session: TaskSession, delivery: DeliveryRecord) -> boo
         except SessionNotActive:
             pass  # the child ended: its requests were withdrawn there
     if answers:
+        _show_answered_questions(session, delivery, answers)
         await session.commit(consumed=[delivery.id])
     return bool(answers)
+
+
+def _show_answered_questions(
+    session: TaskSession, delivery: DeliveryRecord, answers: list[tuple[TaskState, dict[str, Any]]]
+) -> None:
+    """`input.resolved` here for the relayed questions a delivery answers (after a plain answer's message)."""
+    turn = session.state.turn
+    questions = [
+        (task, item) for task, item in answers if task.relayed.get(item["requestId"], {}).get("kind") == "question"
+    ]
+    if turn is None or not questions:
+        return
+    if delivery.kind == "message":
+        session.join_turn(delivery)  # recorded just before the input.resolved it produces
+    for task in {id(task): task for task, _item in questions}.values():
+        resolutions: list[dict[str, Any]] = []
+        for owner, item in questions:
+            if owner is not task:
+                continue
+            response: dict[str, str] = {k: str(item[k]) for k in ("optionId", "text") if k in item}
+            dismissed = response.get("optionId") == "dismiss" and "text" not in response
+            task.relayed.pop(item["requestId"], None)  # the child's own resolution, relayed later, is not shown again
+            resolutions.append(
+                {
+                    "kind": "question",
+                    "outcome": "dismissed" if dismissed else "answered",
+                    "requestId": item["requestId"],
+                    "response": {"requestId": item["requestId"], **response},
+                }
+            )
+        session.emit(InputResolved(TaskAt(task.call_id, turn.sequence, task.task_id, turn.turn_id), resolutions))
+    if any(t.relayed for t in session.state.tasks.values()):
+        session.emit(TurnWaiting(TurnAt.of(turn), "input", session.state.usage))
 
 
 def withdraw_relayed(session: TaskSession, task: TaskState) -> None:
