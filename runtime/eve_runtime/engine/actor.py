@@ -269,8 +269,9 @@ class SessionActor:
         history: Sequence[Message] = (),
         consumed: Sequence[str] = (),
     ) -> None:
-        """`turn.failed` (not terminal: the session stays open) then `session.waiting`."""
+        """`turn.failed` (not terminal: the session stays open) then `session.waiting`; logged with its cause."""
         turn = self.turn
+        logger.warning("session %s: %s failed: %s: %s %s", self.session_id, turn.turn_id, code, message, details or "")
         await cancel_tasks(self, reason="turn_failed")
         self.emit(TurnFailed(TurnAt.of(turn), code, message, details))
         await self._close_turn(

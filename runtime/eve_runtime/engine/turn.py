@@ -38,6 +38,7 @@ from eve_runtime.events.turns import (
     ResultCompleted,
     StepCompleted,
     StepFailed as StepFailedEvent,
+    StepRetrying,
     StepStarted,
 )
 from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage
@@ -163,7 +164,12 @@ class TurnRunner:
             return StepEnd.PARKED
         failure: StepFailed | None = None
         for attempt in range(options.step_attempts):
-            if attempt:
+            if failure is not None:
+                at = self.step_at(session.turn.step_index)
+                retry = StepRetrying(
+                    at, attempt + 1, options.step_attempts, options.step_retry_delay, failure.code, failure.message
+                )
+                session.emit(retry)
                 await asyncio.sleep(options.step_retry_delay)
             try:
                 return await self._attempt_step()

@@ -152,3 +152,12 @@ def test_a_call_closed_by_recovery_prints_as_abandoned() -> None:
         ),
     )
     assert printed == ["▸ slow {}", f"  ↳ abandoned: {message}"]
+
+
+def test_a_retry_prints_its_reason_and_when_it_runs() -> None:
+    retrying = event(
+        "step.retrying", attempt=2, maxAttempts=4, delayMs=1234, code="MODEL_CALL_FAILED", message="HTTP 429: slow"
+    )
+    feed, printed = feed_of(event("turn.started"), retrying)
+    assert printed == ["↻ retrying 2/4 in 1.2 s: HTTP 429: slow"]
+    assert feed.activity == "Retrying 2/4" and feed.busy
