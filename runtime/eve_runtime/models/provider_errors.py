@@ -236,6 +236,8 @@ def classify_error(exc: BaseException, model_id: str, *, api_base: str | None = 
             message = f"The model {model_id!r}{at} did not answer in time: {why}."
         else:
             message = f"The connection to the model {model_id!r}{at} failed: {why}."
+        # litellm reports these as HTTP 500s, but no server answered: there is no status to show.
+        common["status_code"] = None
         return ModelError(message, retryable=kind in RETRYABLE_KINDS, kind=kind, url=url, **common)
     kind = _kind(inner, chain, status, text)
     http = f" (HTTP {status})" if status is not None and kind != "model-connection-lost" else ""
