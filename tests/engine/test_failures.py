@@ -151,3 +151,26 @@ async def test_a_bug_in_a_step_is_retried_then_step_failed(tmp_path: Path) -> No
     retries = [e["data"] for e in of_type(events, "step.retrying")]
     assert [(r["attempt"], r["maxAttempts"], r["code"]) for r in retries] == [(n, 4, "STEP_FAILED") for n in (2, 3, 4)]
     assert "ZeroDivisionError: oops" in retries[0]["message"]
+
+
+class _Unready(FunctionModel):
+    """A model whose preflight refuses every request; asking its context window is a test failure."""
+
+    def preflight(self, request: object) -> None:
+        raise ModelError("set KEY", retryable=False, kind="model-api-key-missing", variable="KEY")
+
+    async def context_window_tokens(self) -> int | None:
+        raise AssertionError("compaction was consulted before the preflight")
+
+
+async def test_a_model_refusing_in_preflight_fails_the_step_before_compaction_or_a_call(tmp_path: Path) -> None:
+    model = _Unready(lambda messages, info: "never")
+    h = await make_harness(tmp_path, models={"test": model})
+    sid = await h.create("hi")
+    events = await h.turns(sid, 1)
+    await h.stop()
+    assert model.call_count == 0
+    assert types(events)[-4:] == ["step.started", "step.failed", "turn.failed", "session.waiting"]
+    failed = of_type(events, "turn.failed")[0]["data"]
+    assert (failed["code"], failed["message"]) == ("MODEL_CALL_FAILED", "set KEY")
+    assert failed["details"] == {"semanticErrorId": "model-api-key-missing", "retryable": False, "envVar": "KEY"}

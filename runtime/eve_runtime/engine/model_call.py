@@ -137,6 +137,20 @@ class ModelCall:
                 await self._interruptible(asyncio.sleep(delay))
         raise AssertionError("unreachable")
 
+    def preflight(self, model: Model, request: ModelRequest) -> None:
+        """Fail the step now, before compaction or any request, if the model says it cannot be called (a missing key).
+
+        Models may have a `preflight(request)` method raising `ModelError` (`LiteLLMModel` has one).
+        """
+        check = getattr(model, "preflight", None)
+        if check is None:
+            return
+        try:
+            check(request)
+        except ModelError as exc:
+            logger.warning("%s: the model cannot be called (%s): %s", self._where(), exc.kind, exc)
+            raise StepFailed("MODEL_CALL_FAILED", str(exc), error_details(exc)) from exc
+
     async def _interruptible(self, work: Awaitable[_T]) -> _T:
         """Await `work` in a task that `steer()` and `cancel()` can abort (raising `Steered` or `Cancelled`)."""
         self._task = asyncio.ensure_future(work)

@@ -214,6 +214,7 @@ class TurnRunner:
             request = build_request(
                 session.agent, session.state, session.history, self._settings(), is_root=session.is_root
             )
+            self._model_call.preflight(model, request)
             if await compact_before_call(session, model, model_id, step_index, request):
                 request = build_request(
                     session.agent, session.state, session.history, self._settings(), is_root=session.is_root

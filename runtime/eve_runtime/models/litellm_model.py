@@ -159,7 +159,7 @@ class LiteLLMModel:
                 key that is not set fails here, before any request (`model-api-key-missing`).
         """
         self._guard(self._model_id)
-        self._check_key(request)
+        self.preflight(request)
         litellm = await _litellm()
         kwargs = self.completion_kwargs(request)
         api_base = _api_base(self._model_id, kwargs)
@@ -201,7 +201,14 @@ class LiteLLMModel:
             provider_reason=provider_reason,
         )
 
-    def _check_key(self, request: ModelRequest) -> None:
+    def preflight(self, request: ModelRequest) -> None:
+        """Refuse a request that cannot succeed, without importing litellm: the provider's key is not set.
+
+        The engine calls it before anything else of a step (compaction would import litellm first).
+
+        Raises:
+            ModelError: `model-api-key-missing`, naming the variable (not retryable).
+        """
         options = request.settings.model_options
         variable = missing_key(self._model_id, options, os.environ)
         if variable is not None:
