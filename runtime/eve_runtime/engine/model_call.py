@@ -126,7 +126,7 @@ class ModelCall:
                 if not exc.retryable or attempt == attempts:
                     if exc.retryable:
                         details["attempts"] = attempt
-                    logger.warning("%s: the model call failed (%s): %s", self._where(), _cause(exc), exc)
+                    logger.info("%s: the model call failed (%s): %s", self._where(), _cause(exc), exc)
                     raise StepFailed("MODEL_CALL_FAILED", str(exc), details) from exc
                 delay = retry_delay(self.options, attempt, exc.retry_after)
                 logger.info(
@@ -134,6 +134,8 @@ class ModelCall:
                     self._where(), attempt + 1, attempts, delay, _cause(exc), exc,
                 )  # fmt: skip
                 self.emit(StepRetrying(self.at, attempt + 1, attempts, delay, "MODEL_CALL_FAILED", str(exc), details))
+                if cancelled():
+                    raise Cancelled() from exc  # asked while the call was failing: no task was there to abort
                 await self._interruptible(asyncio.sleep(delay))
         raise AssertionError("unreachable")
 
@@ -147,8 +149,7 @@ class ModelCall:
             return
         try:
             check(request)
-        except ModelError as exc:
-            logger.warning("%s: the model cannot be called (%s): %s", self._where(), exc.kind, exc)
+        except ModelError as exc:  # the turn's failure is logged where it ends (`end_turn_failed`)
             raise StepFailed("MODEL_CALL_FAILED", str(exc), error_details(exc)) from exc
 
     async def _interruptible(self, work: Awaitable[_T]) -> _T:
