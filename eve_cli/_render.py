@@ -24,6 +24,14 @@ def _names(items: list[str]) -> str:
     return ", ".join(escape(item) for item in items) if items else "[dim]none[/]"
 
 
+def _missing_keys(agent: AgentManifest | None) -> dict[str, str]:
+    import os
+
+    from eve_runtime.project.info import missing_keys
+
+    return missing_keys(agent, os.environ)
+
+
 def _summary(compiled: CompiledApp) -> Table:
     from eve_runtime.diagnostics import summarize
     from eve_runtime.routes import MESSAGING
@@ -34,6 +42,9 @@ def _summary(compiled: CompiledApp) -> Table:
     table.add_column(style="bold")
     table.add_column()
     status = "[green]ready[/]" if compiled.ok else "[red]failed[/]"
+    unset = sorted(set(_missing_keys(manifest.root).values()))
+    if compiled.ok and unset:
+        status = f"[yellow]ready, but {escape(', '.join(unset))} {'is' if len(unset) == 1 else 'are'} not set[/]"
     table.add_row("App Root", escape(manifest.app_root))
     table.add_row("Agent Root", escape(manifest.agent_root))
     table.add_row("Layout", "nested")
@@ -54,7 +65,9 @@ def _agent_rows(table: Table, agent: AgentManifest) -> None:
     if agent.model.reasoning:
         model += f" (reasoning {agent.model.reasoning})"
     table.add_row("Agent", escape(agent.name) + (f" [dim]{escape(agent.description)}[/]" if agent.description else ""))
-    table.add_row("Model", escape(model))
+    variable = _missing_keys(agent).get(agent.model.id or "") if agent.model.id else None
+    unset = f" [yellow]({escape(variable)} is not set: its turns fail until it is)[/]" if variable else ""
+    table.add_row("Model", escape(model) + unset)
     instructions = [f"{i.source.logical_path} ({i.role})" for i in agent.instructions]
     instructions += [f"{d.source.logical_path} (dynamic)" for d in agent.dynamic_instructions]
     table.add_row("Instructions", _names(instructions))
@@ -139,3 +152,9 @@ def render_info(compiled: CompiledApp, console: Console) -> None:
     if compiled.manifest.diagnostics:
         console.print()
         print_diagnostics(compiled.manifest.diagnostics, console)
+    for model_id, variable in _missing_keys(root).items():
+        console.print()
+        console.print(
+            f"[yellow bold]warning:[/] the model {escape(model_id)} needs an API key in {escape(variable)}, which is "
+            "not set: set it in the environment or in the app's .env file (see docs/models.md)."
+        )

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +112,23 @@ class TerminalUI:
             return str(model["id"])
         return "dynamic model" if isinstance(model, dict) else "model unknown"
 
+    def key_warning(self) -> str | None:
+        """A line warning that the served model's provider key is not set here (None when it is, or none is needed)."""
+        from eve_runtime.models.providers import missing_key
+
+        agent = self.info.get("agent") if isinstance(self.info.get("agent"), dict) else {}
+        model = agent.get("model") if isinstance(agent, dict) else None
+        if not isinstance(model, dict) or not isinstance(model.get("id"), str):
+            return None
+        options = model.get("providerOptions")
+        variable = missing_key(model["id"], options if isinstance(options, dict) else {}, os.environ)
+        if variable is None:
+            return None
+        return (
+            f"[yellow bold]warning:[/] [yellow]{escape(variable)} is not set, so every turn on {escape(model['id'])} "
+            "fails.[/] [dim]Set it in the app's .env (eve dev reloads it on save), or use /model.[/]"
+        )
+
     def say(self, *lines: str) -> None:
         """Print lines of rich markup above the prompt."""
         self.screen.print(list(lines))
@@ -134,6 +152,8 @@ class TerminalUI:
                 f"[cyan]Attached to the eve dev already running for this app (pid {self.attached_to}).[/] "
                 "[dim]Quitting here leaves it serving.[/]"
             )
+        if (warning := self.key_warning()) is not None:
+            self.say(warning)
         if self.resume:
             await self.resume_newest()
         watcher = self._spawn(self._watch_builds())

@@ -113,6 +113,7 @@ class Feed:
             "turn.waiting": self._turn_waiting,
             "turn.completed": self._turn_completed,
             "turn.failed": self._turn_failed,
+            "step.retrying": self._step_retrying,
             "turn.cancelled": self._turn_cancelled,
             "context.cleared": lambda _data: ["[dim]context cleared[/]"],
             "compaction.completed": lambda _data: ["[dim]older turns compacted into a summary[/]"],
@@ -337,6 +338,14 @@ class Feed:
         self.turn_started_at = None
         message = f"{data.get('code', 'failed')}: {data.get('message', '')}"
         return [*lines, f"[red]✗ the turn failed: {escape(one_line(message, 300))}[/]"]
+
+    def _step_retrying(self, data: dict[str, Any]) -> list[str]:
+        # An extension event (eve has none): the failed attempt's reason, and when the next one starts.
+        attempt, total = data.get("attempt", "?"), data.get("maxAttempts", "?")
+        delay = float(data.get("delayMs") or 0) / 1000
+        self.activity = f"Retrying {attempt}/{total}"
+        reason = one_line(str(data.get("message", "")), 200)
+        return [f"[yellow]↻ retrying {attempt}/{total} in {delay:.1f} s:[/] [dim]{escape(reason)}[/]"]
 
     def _turn_cancelled(self, _data: dict[str, Any]) -> list[str]:
         lines = self._turn_ended()

@@ -115,3 +115,17 @@ def test_postgres_bench_runs() -> None:
     assert one["turns"] == two["turns"] == 4
     assert one["failed"] == two["failed"] == 0
     postgres.report(steps, one, two)
+
+
+def test_provider_failures_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import eve_runtime.models as models
+    from bench import provider_failures
+
+    monkeypatch.setattr(models, "ALLOW_MODEL_REQUESTS", True)  # nothing it calls answers beyond 127.0.0.1
+    figures = provider_failures.run(1)
+    cases = figures["cases"]
+    assert cases["echo turn (test model, baseline)"]["code"] is None
+    for name in ("missing key (openai), first turn", "missing key (openai)", "missing key (anthropic)"):
+        assert cases[name]["code"] == "MODEL_CALL_FAILED" and "API key" in cases[name]["message"]
+    assert "connection refused" in cases["unreachable URL"]["message"]
+    provider_failures.report(figures)

@@ -124,3 +124,18 @@ def test_build_outside_an_app_is_a_user_error(runner: CliRunner) -> None:
 def test_unknown_command_is_a_usage_error(runner: CliRunner) -> None:
     assert runner.invoke(app, ["frobnicate"]).exit_code == 2
     assert runner.invoke(app, ["info", "--bogus"]).exit_code == 2
+
+
+def test_info_warns_when_the_models_key_is_not_set(runner: CliRunner, scaffolded: Path) -> None:
+    (scaffolded / "agent/agent.py").write_text(
+        'from eve_runtime import define_agent\n\nagent = define_agent(model="openai/gpt-4o-mini")\n'
+    )
+    result = runner.invoke(app, ["info"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "ready, but OPENAI_API_KEY is not set" in result.output  # never a plain "ready"
+    assert "openai/gpt-4o-mini (OPENAI_API_KEY is not set: its turns fail until it is)" in result.output
+    assert "warning: the model openai/gpt-4o-mini needs an API key in OPENAI_API_KEY, which is not set" in result.output
+    (scaffolded / ".env").write_text("OPENAI_API_KEY=sk-from-the-dot-env-file\n")
+    result = runner.invoke(app, ["info"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "not set" not in result.output and "ready in" in result.output

@@ -9,7 +9,7 @@ import pytest
 
 from eve_runtime.checkpoint import ParentLink, TaskState, UsageTotals
 from eve_runtime.events import actions, tasks, turns
-from eve_runtime.events.catalog import EVENT_TYPES, CallAt, StepAt, StreamEvent, TaskAt, TurnAt
+from eve_runtime.events.catalog import EVENT_TYPES, EXTENSION_EVENT_TYPES, CallAt, StepAt, StreamEvent, TaskAt, TurnAt
 from eve_runtime.events.usage import add_call, add_reported, call_usage_of, call_usage_wire, report_wire, totals_wire
 from eve_runtime.messages import ToolCall
 from eve_runtime.models.base import Usage
@@ -43,9 +43,14 @@ def test_every_type_is_named_once() -> None:
     assert len(EVENT_TYPES) == len(set(EVENT_TYPES)) == 34
 
 
+def test_the_extensions_are_not_eve_types() -> None:
+    assert EXTENSION_EVENT_TYPES == ("step.retrying",)
+    assert not set(EXTENSION_EVENT_TYPES) & set(EVENT_TYPES)
+
+
 def test_every_constructor_builds_a_catalogued_type_and_only_one_builds_each() -> None:
     types = [constructor.type for constructor in _constructors()]
-    assert set(types) <= set(EVENT_TYPES)
+    assert set(types) <= set(EVENT_TYPES) | set(EXTENSION_EVENT_TYPES)
     assert len(types) == len(set(types))
     assert set(EVENT_TYPES) - set(types) == {
         "approval.candidate",
@@ -109,6 +114,13 @@ CASES: list[tuple[StreamEvent, str]] = [
     (
         turns.StepCompleted(STEP, "other"),
         '["step.completed",{"finishReason":"other","sequence":3,"stepIndex":1,"turnId":"turn_3"}]',
+    ),
+    (
+        turns.StepRetrying(
+            STEP, 2, 4, 1.2345, "MODEL_CALL_FAILED", "slow down", {"semanticErrorId": "model-rate-limited"}
+        ),
+        '["step.retrying",{"attempt":2,"code":"MODEL_CALL_FAILED","delayMs":1234,"details":{"semanticErrorId":'
+        '"model-rate-limited"},"maxAttempts":4,"message":"slow down","sequence":3,"stepIndex":1,"turnId":"turn_3"}]',
     ),
     (
         turns.CompactionRequested(STEP, "wrun_1", "test", 12.5),

@@ -288,25 +288,38 @@ def _response(status: int) -> httpx.Response:
     return httpx.Response(status, request=httpx.Request("POST", "http://127.0.0.1/v1/chat/completions"))
 
 
-def _errors() -> list[tuple[str, Callable[[Any], Exception], bool, int | None]]:
+def _errors() -> list[tuple[str, Callable[[Any], Exception], str, int | None]]:
     return [
-        ("rate limit", lambda m: m.RateLimitError("slow down", "scripted", "m"), True, 429),
-        ("timeout", lambda m: m.Timeout("too slow", "m", "scripted"), True, 408),
-        ("connection", lambda m: m.APIConnectionError("reset", "scripted", "m"), True, None),
-        ("unavailable", lambda m: m.ServiceUnavailableError("down", "scripted", "m"), True, 503),
-        ("internal", lambda m: m.InternalServerError("boom", "scripted", "m"), True, 500),
-        ("overloaded 529", lambda m: m.APIError(529, "Overloaded", "scripted", "m"), True, 529),
-        ("auth", lambda m: m.AuthenticationError("bad key", "scripted", "m"), False, 401),
-        ("bad request", lambda m: m.BadRequestError("bad", "m", "scripted"), False, 400),
-        ("not found", lambda m: m.NotFoundError("no such model", "m", "scripted"), False, 404),
-        ("permission", lambda m: m.PermissionDeniedError("no", "scripted", "m", _response(403)), False, 403),
-        ("context window", lambda m: m.ContextWindowExceededError("too long", "m", "scripted"), False, 400),
+        ("rate limit", lambda m: m.RateLimitError("slow down", "scripted", "m"), "model-rate-limited", 429),
+        ("timeout", lambda m: m.Timeout("too slow", "m", "scripted"), "model-timeout", 408),
+        ("connection", lambda m: m.APIConnectionError("reset", "scripted", "m"), "model-connection-lost", None),
+        ("unavailable", lambda m: m.ServiceUnavailableError("down", "scripted", "m"), "model-server-error", 503),
+        ("internal", lambda m: m.InternalServerError("boom", "scripted", "m"), "model-server-error", 500),
+        ("overloaded 529", lambda m: m.APIError(529, "Overloaded", "scripted", "m"), "model-server-error", 529),
+        ("auth", lambda m: m.AuthenticationError("bad key", "scripted", "m"), "model-authentication-failed", 401),
+        ("bad request", lambda m: m.BadRequestError("bad", "m", "scripted"), "model-bad-request", 400),
+        ("not found", lambda m: m.NotFoundError("no such model", "m", "scripted"), "model-not-found", 404),
+        (
+            "permission",
+            lambda m: m.PermissionDeniedError("no", "scripted", "m", _response(403)),
+            "model-permission-denied",
+            403,
+        ),
+        (
+            "context window",
+            lambda m: m.ContextWindowExceededError("too long", "m", "scripted"),
+            "model-context-window-exceeded",
+            400,
+        ),
     ]
 
 
-@pytest.mark.parametrize(("label", "make", "retryable", "status"), _errors(), ids=[e[0] for e in _errors()])
+RETRIED = {"model-rate-limited", "model-timeout", "model-connection-lost", "model-server-error"}
+
+
+@pytest.mark.parametrize(("label", "make", "kind", "status"), _errors(), ids=[e[0] for e in _errors()])
 async def test_errors_are_classified(
-    script: Script, label: str, make: Callable[[Any], Exception], retryable: bool, status: int | None
+    script: Script, label: str, make: Callable[[Any], Exception], kind: str, status: int | None
 ) -> None:
     import litellm
 
@@ -315,7 +328,8 @@ async def test_errors_are_classified(
         await run()
     error = info.value
     assert type(error) is ModelError
-    assert error.retryable is retryable, str(error)
+    assert error.kind == kind, str(error)
+    assert error.retryable is (kind in RETRIED), str(error)
     if status is not None:
         assert error.status_code == status
     assert error.provider == "scripted"
@@ -335,6 +349,30 @@ async def test_error_after_partial_output(script: Script) -> None:
             produced.append(event)
     assert produced == [TextDelta("partial ")]
     assert info.value.retryable is True
+
+
+async def test_a_missing_key_fails_before_the_call(script: Script, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ModelError) as info:
+        await run(model_id="openai/gpt-4o-mini", settings=ModelSettings(model_options={"api_base": "http://x/v1"}))
+    error = info.value
+    assert (error.kind, error.retryable, error.variable) == ("model-api-key-missing", False, "OPENAI_API_KEY")
+    assert "needs an API key in OPENAI_API_KEY, which is not set" in str(error)
+    assert "local or proxied server" in str(error)  # an api_base was given: the variable is still needed
+    from eve_runtime.models.providers import missing_key
+
+    assert missing_key("openai/gpt-4o-mini", {"api_key": "sk-1"}, {}) is None  # a key in model_options is a key
+    assert missing_key("openai/gpt-4o-mini", {}, {"OPENAI_API_KEY": " "}) == "OPENAI_API_KEY"
+    assert missing_key("gemini/g", {}, {"GOOGLE_API_KEY": "k"}) is None  # any of the provider's variables
+    assert missing_key("ollama/llama3", {}, {}) is None  # a provider that needs no key
+    assert missing_key("test", {}, {}) is None
+
+
+async def test_the_sdks_own_retries_are_off(script: Script) -> None:
+    model = LiteLLMModel("scripted/m", guard=models.check_allow_model_requests)
+    assert model.completion_kwargs(ModelRequest(messages=HI))["max_retries"] == 0
+    options = ModelSettings(model_options={"max_retries": 2})
+    assert model.completion_kwargs(ModelRequest(messages=HI, settings=options))["max_retries"] == 2
 
 
 async def test_unsupported_neutral_setting_is_dropped_not_fatal(script: Script) -> None:
@@ -363,9 +401,74 @@ async def test_content_policy_violation_is_a_content_filter_finish(script: Scrip
 
 
 def test_classify_unknown_errors() -> None:
-    assert classify_error(RuntimeError("the server is overloaded"), "openai/x").retryable is True
+    overloaded = classify_error(RuntimeError("the server is overloaded"), "openai/x")
+    assert (overloaded.retryable, overloaded.kind) == (True, "model-server-error")
     unknown = classify_error(RuntimeError("odd"), "openai/x")
-    assert (unknown.retryable, unknown.provider, unknown.status_code) == (False, "openai", None)
+    assert (unknown.retryable, unknown.provider, unknown.status_code, unknown.kind) == (
+        False,
+        "openai",
+        None,
+        "model-call-failed",
+    )
+
+
+def _raised_from(*chain: BaseException) -> BaseException:
+    """The first exception, raised while handling the second, itself raised while handling the third..."""
+    for outer, inner in zip(chain, chain[1:], strict=False):
+        outer.__context__ = inner
+    return chain[0]
+
+
+def test_the_missing_key_words_of_every_provider_are_one_kind() -> None:
+    from litellm.exceptions import APIConnectionError, AuthenticationError, InternalServerError
+
+    openai_500 = InternalServerError(
+        "OpenAIException - Missing credentials. Please pass an `api_key`, or set the `OPENAI_API_KEY` environment "
+        "variable.",
+        "openai",
+        "gpt-4o-mini",
+    )
+    anthropic_401 = AuthenticationError("Missing Anthropic API Key - A call is being made", "anthropic", "c")
+    gemini = APIConnectionError("Missing Gemini API key. Set the GEMINI_API_KEY", "gemini", "g")
+    for exc, model_id, variable in (
+        (openai_500, "openai/gpt-4o-mini", "OPENAI_API_KEY"),
+        (anthropic_401, "anthropic/claude-3-5-haiku-latest", "ANTHROPIC_API_KEY"),
+        (gemini, "gemini/gemini-flash-latest", "GEMINI_API_KEY"),
+    ):
+        error = classify_error(exc, model_id)
+        assert (error.kind, error.retryable, error.variable) == ("model-api-key-missing", False, variable)
+        assert variable in str(error)
+
+
+def test_a_refused_connection_names_the_url_and_is_not_retried() -> None:
+    from litellm.exceptions import InternalServerError
+
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions?key=secret")
+    transport = httpx.ConnectError("Cannot connect to host 127.0.0.1:9", request=request)
+    refused = ConnectionRefusedError(111, "Connect call failed ('127.0.0.1', 9)")
+    outer = InternalServerError("OpenAIException - Connection error.", "openai", "gpt-4o-mini")
+    error = classify_error(_raised_from(outer, transport, refused), "openai/gpt-4o-mini")
+    assert (error.kind, error.retryable) == ("model-unreachable", False)
+    assert error.url == "http://127.0.0.1:9/v1/chat/completions"  # the query string (a key, for some) is dropped
+    assert "http://127.0.0.1:9/v1/chat/completions: connection refused" in str(error)
+    assert "secret" not in str(error)
+
+
+def test_a_reset_connection_is_retried_and_names_the_configured_url() -> None:
+    reset = ConnectionResetError(104, "Connection reset by peer")
+    error = classify_error(_raised_from(RuntimeError("Connection error."), reset), "x/m", api_base="http://h:1/v1")
+    assert (error.kind, error.retryable, error.url) == ("model-connection-lost", True, "http://h:1/v1")
+    assert "http://h:1/v1" in str(error) and "connection reset" in str(error)
+
+
+def test_a_rate_limit_keeps_the_providers_retry_after() -> None:
+    from litellm.exceptions import RateLimitError
+
+    response = httpx.Response(
+        429, headers={"retry-after": "2.5"}, request=httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    )
+    error = classify_error(RateLimitError("slow down", "openai", "m", response=response), "openai/m")
+    assert (error.kind, error.retry_after) == ("model-rate-limited", 2.5)
 
 
 async def test_stopping_early_closes_the_stream(script: Script) -> None:

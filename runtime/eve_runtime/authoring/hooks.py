@@ -15,7 +15,7 @@ from typing import Any
 
 from eve_runtime.authoring.context import ParentInfo, Predecessor
 from eve_runtime.errors import DefinitionError
-from eve_runtime.events.catalog import EVENT_TYPES
+from eve_runtime.events.catalog import EVENT_TYPES, EXTENSION_EVENT_TYPES
 
 __all__ = ["Hook", "HookChannel", "HookContext", "HookSession", "check_event_handlers", "define_hook"]
 
@@ -97,7 +97,7 @@ def check_event_handlers(caller: str, handlers: Mapping[str, Any]) -> None:
         DefinitionError: Naming `caller` (`define_hook`, `define_channel`) and the bad entry.
     """
     for name, handler in handlers.items():
-        if name != "*" and name not in EVENT_TYPES:
+        if name != "*" and name not in EVENT_TYPES and name not in EXTENSION_EVENT_TYPES:
             raise DefinitionError(
                 f"{caller}(): unknown event type {name!r}; use a stream event type such as 'turn.completed', or '*'",
                 field="events",

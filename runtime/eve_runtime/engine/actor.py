@@ -265,8 +265,9 @@ class SessionActor:
         consumed: Sequence[str] = (),
         terminal: bool = False,
     ) -> None:
-        """`turn.failed` then `session.waiting`; a `terminal` failure ends the session with `session.failed`."""
+        """`turn.failed` then `session.waiting`, logged with its cause; a `terminal` failure ends the session with `session.failed`."""
         turn = self.turn
+        logger.warning("session %s: %s failed: %s: %s %s", self.session_id, turn.turn_id, code, message, details or "")
         await cancel_tasks(self, reason="turn_failed")
         self.emit(TurnFailed(TurnAt.of(turn), code, message, details, terminal))
         if terminal:

@@ -3,24 +3,31 @@
 Text, reasoning and tool-input deltas are emitted as they arrive (`message.appended`,
 `reasoning.appended`, `action.input.appended`). A steering message aborts the call while it has
 produced no output yet ([`Steered`][eve_runtime.engine.model_call.Steered]); a cancel aborts it at any
-time ([`Cancelled`][eve_runtime.engine.model_call.Cancelled]). Retryable provider errors are retried
-with exponential backoff; a non-retryable one, or the last retry, fails the step
-([`StepFailed`][eve_runtime.engine.model_call.StepFailed]).
+time, the wait before a retry included ([`Cancelled`][eve_runtime.engine.model_call.Cancelled]).
+
+Provider errors a retry may cure (429, 5xx, timeouts, dropped connections: `ModelError.retryable`)
+are retried with exponential backoff (or after the provider's `Retry-After`), each retry announced
+by a `step.retrying` event first. Any other error, or the last attempt's, fails the step with
+`MODEL_CALL_FAILED` ([`StepFailed`][eve_runtime.engine.model_call.StepFailed]), its details naming
+the kind of failure (`semanticErrorId`) the same way for every provider. The step is not run
+again after that: its attempts were the model call's.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import logging
+import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.engine.conversation import REPLY_TOOL
 from eve_runtime.engine.options import RuntimeOptions
 from eve_runtime.events.actions import ActionInputAppended
 from eve_runtime.events.catalog import StepAt, StreamEvent
-from eve_runtime.events.turns import MessageAppended, ReasoningAppended
+from eve_runtime.events.turns import MessageAppended, ReasoningAppended, StepRetrying
 from eve_runtime.messages import ToolCall
 from eve_runtime.models.base import (
     Finish,
@@ -34,7 +41,10 @@ from eve_runtime.models.base import (
     ToolInputDelta,
 )
 
-__all__ = ["Cancelled", "ModelCall", "ModelResult", "StepFailed", "Steered"]
+__all__ = ["Cancelled", "ModelCall", "ModelResult", "StepFailed", "Steered", "error_details", "retry_delay"]
+
+logger = logging.getLogger("eve.model")
+_T = TypeVar("_T")
 
 
 class Steered(Exception):
@@ -89,7 +99,7 @@ class ModelCall:
         """Tools whose input is not streamed as `action.input.appended` (the output-schema reply, skill loads)."""
         self.output_started = False
         """Whether text or a tool call came out (a steering message then waits for the boundary)."""
-        self._task: asyncio.Task[ModelResult] | None = None
+        self._task: asyncio.Task[Any] | None = None
         self._interrupt: Literal["steer", "cancel"] | None = None
         self._tool_names: dict[str, str] = {}
 
@@ -109,33 +119,62 @@ class ModelCall:
         self, model: Model, request: ModelRequest, *, cancelled: Callable[[], bool], steered: Callable[[], bool]
     ) -> ModelResult:
         """Call the model (with retries) until it finished, or raise `Steered`, `Cancelled` or `StepFailed`."""
-        options = self.options
-        delay = options.provider_backoff
-        for attempt in range(options.provider_attempts):
+        attempts = max(1, self.options.provider_attempts)
+        for attempt in range(1, attempts + 1):
             if cancelled():
                 raise Cancelled()
             if steered() and not self.output_started:
-                raise Steered()  # a message arrived while the step was being prepared
-            self._task = asyncio.create_task(self._stream(model, request))
+                raise Steered()  # a message arrived while the step was being prepared (or the call waited)
             try:
-                return await self._task
-            except asyncio.CancelledError:
-                current = asyncio.current_task()
-                if current is not None and current.cancelling():
-                    raise  # the runner itself is being cancelled (shutdown): not ours to translate
-                if self._interrupt == "steer":
-                    raise Steered() from None
-                raise Cancelled() from None
+                return await self._interruptible(self._stream(model, request))
             except ModelError as exc:
-                if not exc.retryable:
-                    raise StepFailed("MODEL_CALL_FAILED", str(exc), error_details(exc), terminal=exc.terminal) from exc
-                if attempt + 1 == options.provider_attempts:
-                    raise StepFailed("STEP_FAILED", str(exc), error_details(exc)) from exc
-                await asyncio.sleep(delay)
-                delay *= 2
-            finally:
-                self._task = None
+                details = error_details(exc)
+                if not exc.retryable or attempt == attempts:
+                    if exc.retryable:
+                        details["attempts"] = attempt
+                    logger.info("%s: the model call failed (%s): %s", self._where(), _cause(exc), exc)
+                    raise StepFailed("MODEL_CALL_FAILED", str(exc), details, terminal=exc.terminal) from exc
+                delay = retry_delay(self.options, attempt, exc.retry_after)
+                logger.info(
+                    "%s: retrying the model call %d/%d in %.1f s (%s): %s",
+                    self._where(), attempt + 1, attempts, delay, _cause(exc), exc,
+                )  # fmt: skip
+                self.emit(StepRetrying(self.at, attempt + 1, attempts, delay, "MODEL_CALL_FAILED", str(exc), details))
+                if cancelled():
+                    raise Cancelled() from exc  # asked while the call was failing: no task was there to abort
+                await self._interruptible(asyncio.sleep(delay))
         raise AssertionError("unreachable")
+
+    def preflight(self, model: Model, request: ModelRequest) -> None:
+        """Fail the step now, before compaction or any request, if the model says it cannot be called (a missing key).
+
+        Models may have a `preflight(request)` method raising `ModelError` (`LiteLLMModel` has one).
+        """
+        check = getattr(model, "preflight", None)
+        if check is None:
+            return
+        try:
+            check(request)
+        except ModelError as exc:  # the turn's failure is logged where it ends (`end_turn_failed`)
+            raise StepFailed("MODEL_CALL_FAILED", str(exc), error_details(exc)) from exc
+
+    async def _interruptible(self, work: Awaitable[_T]) -> _T:
+        """Await `work` in a task that `steer()` and `cancel()` can abort (raising `Steered` or `Cancelled`)."""
+        self._task = asyncio.ensure_future(work)
+        try:
+            return await self._task  # type: ignore[no-any-return]
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # the runner itself is being cancelled (shutdown): not ours to translate
+            if self._interrupt == "steer":
+                raise Steered() from None
+            raise Cancelled() from None
+        finally:
+            self._task = None
+
+    def _where(self) -> str:
+        return f"turn {self.at.turn_id} step {self.at.step_index}"
 
     async def _stream(self, model: Model, request: ModelRequest) -> ModelResult:
         emit, at = self.emit, self.at
@@ -170,10 +209,34 @@ class ModelCall:
 
 
 def error_details(error: ModelError) -> dict[str, Any]:
-    """The `details` of a failed model call."""
-    details: dict[str, Any] = {"retryable": error.retryable}
+    """The `details` of a failed model call: its kind, whether it may be retried, and what is known of it.
+
+    Keys: `semanticErrorId` (the `ModelErrorKind`), `retryable`, and when known `statusCode`,
+    `provider`, the `url` tried and the missing key's `envVar`.
+    """
+    details: dict[str, Any] = {"semanticErrorId": error.kind, "retryable": error.retryable}
     if error.status_code is not None:
         details["statusCode"] = error.status_code
     if error.provider is not None:
         details["provider"] = error.provider
+    if error.url is not None:
+        details["url"] = error.url
+    if error.variable is not None:
+        details["envVar"] = error.variable
     return details
+
+
+def retry_delay(options: RuntimeOptions, attempt: int, retry_after: float | None = None) -> float:
+    """Seconds before retry number `attempt` (1 for the first).
+
+    The provider's `Retry-After` when it sent one, else `provider_backoff` doubled per retry, give
+    or take a fifth (so that sessions a rate limit hit together do not all come back at once).
+    """
+    if retry_after is not None:
+        return retry_after
+    return options.provider_backoff * 2.0 ** (attempt - 1) * random.uniform(0.8, 1.2)
+
+
+def _cause(error: ModelError) -> str:
+    cause = error.__cause__
+    return error.kind if cause is None else f"{error.kind}, {type(cause).__module__}.{type(cause).__name__}"

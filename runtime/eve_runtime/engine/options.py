@@ -18,10 +18,10 @@ __all__ = ["RuntimeOptions"]
 class RuntimeOptions:
     """Tunables of the engine (tests shorten the delays)."""
 
-    provider_attempts: int = 3
-    """Model-call attempts inside one step for retryable provider errors."""
+    provider_attempts: int = 4
+    """Model-call attempts inside one step for provider errors a retry may cure (429, 5xx, timeouts, resets)."""
     provider_backoff: float = 0.5
-    """Seconds before the first provider retry; doubles each time."""
+    """Seconds before the first provider retry; doubles each time (give or take a fifth)."""
     step_attempts: int = 4
     """Attempts of one step before `STEP_FAILED`."""
     step_retry_delay: float = 0.5

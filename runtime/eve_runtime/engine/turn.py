@@ -38,6 +38,7 @@ from eve_runtime.events.turns import (
     ResultCompleted,
     StepCompleted,
     StepFailed as StepFailedEvent,
+    StepRetrying,
     StepStarted,
 )
 from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage
@@ -163,7 +164,12 @@ class TurnRunner:
             return StepEnd.PARKED
         failure: StepFailed | None = None
         for attempt in range(options.step_attempts):
-            if attempt:
+            if failure is not None:
+                at = self.step_at(session.turn.step_index)
+                retry = StepRetrying(
+                    at, attempt + 1, options.step_attempts, options.step_retry_delay, failure.code, failure.message
+                )
+                session.emit(retry)
                 await asyncio.sleep(options.step_retry_delay)
             try:
                 return await self._attempt_step()
@@ -208,6 +214,7 @@ class TurnRunner:
             request = build_request(
                 session.agent, session.state, session.history, self._settings(), is_root=session.is_root
             )
+            self._model_call.preflight(model, request)
             if await compact_before_call(session, model, model_id, step_index, request):
                 request = build_request(
                     session.agent, session.state, session.history, self._settings(), is_root=session.is_root

@@ -21,9 +21,12 @@ if TYPE_CHECKING:  # only for annotations: importing eve_runtime stays light
 __all__ = [
     "DELTA_FIELDS",
     "EVENT_TYPES",
+    "EXTENSION_EVENT_TYPES",
     "STREAM_VERSION",
     "CallAt",
+    "EveEventType",
     "EventType",
+    "ExtensionEventType",
     "StepAt",
     "StreamEvent",
     "TaskAt",
@@ -33,7 +36,7 @@ __all__ = [
 STREAM_VERSION = 26
 """The `x-eve-stream-version` this runtime speaks."""
 
-EventType = Literal[
+EveEventType = Literal[
     "session.started",
     "turn.started",
     "message.received",
@@ -75,7 +78,19 @@ This runtime does not emit `approval.candidate`; clients and hooks may still nam
 `authorization.*` comes from connections needing a sign-in (`events/authorization.py`).
 """
 
-EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
+EVENT_TYPES: tuple[EveEventType, ...] = get_args(EveEventType)
+
+ExtensionEventType = Literal["step.retrying"]
+"""Events this runtime adds to eve's catalogue (clients skip types they do not know, as eve's reducer does).
+
+`step.retrying`: a step's model call failed in a way a retry may cure (or the step itself raised),
+and it runs again after `delayMs`; see `events.turns.StepRetrying`.
+"""
+
+EXTENSION_EVENT_TYPES: tuple[ExtensionEventType, ...] = get_args(ExtensionEventType)
+
+EventType = Literal[EveEventType, ExtensionEventType]
+"""Every type a session may emit: eve's catalogue and this runtime's extensions."""
 
 DELTA_FIELDS: dict[EventType, str] = {
     "message.appended": "messageDelta",

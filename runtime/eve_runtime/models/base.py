@@ -4,8 +4,8 @@ A [`Model`][eve_runtime.models.base.Model] turns a [`ModelRequest`][eve_runtime.
 into an async stream of [`ModelEvent`][eve_runtime.models.base.ModelEvent]s: text, reasoning and
 tool-input deltas as they arrive, each finished tool call, and exactly one final
 [`Finish`][eve_runtime.models.base.Finish] carrying the finish reason, token usage and cost.
-A failed call raises [`ModelError`][eve_runtime.models.base.ModelError], which says whether a
-retry may succeed.
+A failed call raises [`ModelError`][eve_runtime.models.base.ModelError], which says what kind of
+failure it is and whether a retry may succeed.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ __all__ = [
     "FinishReason",
     "Model",
     "ModelError",
+    "ModelErrorKind",
     "ModelEvent",
     "ModelRequest",
     "ModelRequestsBlockedError",
@@ -140,6 +141,29 @@ ModelEvent = TextDelta | ReasoningDelta | ToolCallStarted | ToolInputDelta | Too
 """Anything a model stream yields."""
 
 
+ModelErrorKind = Literal[
+    "model-api-key-missing",
+    "model-authentication-failed",
+    "model-permission-denied",
+    "model-not-found",
+    "model-bad-request",
+    "model-context-window-exceeded",
+    "model-rate-limited",
+    "model-server-error",
+    "model-timeout",
+    "model-connection-lost",
+    "model-unreachable",
+    "model-call-failed",
+]
+"""What kind of failure a model call had, the same for every provider (`details.semanticErrorId` on the stream).
+
+Retried: `model-rate-limited` (429), `model-server-error` (5xx), `model-timeout` and
+`model-connection-lost` (a connection reset or dropped mid-answer). The rest fail at once:
+a missing or refused key, an unknown model, a bad request, and `model-unreachable` (nothing
+answers at the URL: connection refused, or the host is not found).
+"""
+
+
 class ModelError(RuntimeFailure):
     """A model call failed.
 
@@ -148,6 +172,10 @@ class ModelError(RuntimeFailure):
             overloaded or unavailable providers, dropped connections).
         status_code: The provider's HTTP status, when known.
         provider: The provider (litellm's `llm_provider`), when known.
+        kind: What kind of failure it is (see `ModelErrorKind`).
+        url: The URL the call tried, for connection failures.
+        variable: The environment variable the missing key belongs in, for `model-api-key-missing`.
+        retry_after: Seconds the provider asked to wait before a retry (`Retry-After`), when it did.
     """
 
     def __init__(
@@ -157,11 +185,19 @@ class ModelError(RuntimeFailure):
         retryable: bool,
         status_code: int | None = None,
         provider: str | None = None,
+        kind: ModelErrorKind = "model-call-failed",
+        url: str | None = None,
+        variable: str | None = None,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.status_code = status_code
         self.provider = provider
+        self.kind: ModelErrorKind = kind
+        self.url = url
+        self.variable = variable
+        self.retry_after = retry_after
 
     @property
     def terminal(self) -> bool:

@@ -3,7 +3,11 @@
 litellm is imported lazily, on the first real call only: it takes seconds to import and, unless
 `LITELLM_LOCAL_MODEL_COST_MAP` is set first, fetches its price list from the network. Commands
 and models that never call a provider (`eve --help`, `eve info`, the `test` model) stay fast.
-The OpenAI format itself (messages and tools out, streamed chunks in) is `openai_format.py`.
+The OpenAI format itself (messages and tools out, streamed chunks in) is `openai_format.py`, and
+what a failure was (its kind, whether to retry) `provider_errors.py`.
+
+A provider that needs a key which is not set fails before anything is imported or sent. The SDKs'
+own retries are off (`max_retries=0`): eve retries the call itself, visibly (`step.retrying`).
 """
 
 from __future__ import annotations
@@ -24,15 +28,11 @@ from eve_runtime.models.openai_format import (
     to_openai_tools,
     usage_of,
 )
+from eve_runtime.models.provider_errors import classify_error, is_content_filter
+from eve_runtime.models.providers import missing_key, missing_key_message
 
 __all__ = ["LiteLLMModel", "classify_error"]
 
-# Exception class names (anywhere in the MRO) of litellm, openai, httpx and the standard library.
-_RETRYABLE = {"RateLimitError", "Timeout", "APITimeoutError", "APIConnectionError", "ServiceUnavailableError"}
-_RETRYABLE |= {"InternalServerError", "BadGatewayError", "TimeoutError", "ConnectionError", "TransportError"}
-_NOT_RETRYABLE = {"AuthenticationError", "BadRequestError", "NotFoundError", "PermissionDeniedError"}
-_NOT_RETRYABLE |= {"UnprocessableEntityError", "ContextWindowExceededError", "BudgetExceededError"}
-_RETRYABLE_WORDS = ("overloaded", "service unavailable", "internal server error", "rate limit", "timed out")
 _LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 
 
@@ -63,47 +63,6 @@ async def _litellm() -> Any:
     return _litellm_module
 
 
-def _unwrap(exc: BaseException) -> BaseException:
-    # litellm wraps errors raised while streaming in MidStreamFallbackError (a 503 subclass):
-    # the original exception says what really happened.
-    inner = getattr(exc, "original_exception", None)
-    if type(exc).__name__ == "MidStreamFallbackError" and isinstance(inner, Exception):
-        return inner
-    return exc
-
-
-def _is_content_filter(exc: BaseException) -> bool:
-    return any(cls.__name__ == "ContentPolicyViolationError" for cls in type(_unwrap(exc)).__mro__)
-
-
-def classify_error(exc: BaseException, model_id: str) -> ModelError:
-    """Turn a litellm (or transport) exception into a `ModelError` that says whether to retry.
-
-    Retryable: rate limits, timeouts, dropped connections, HTTP 408/409/429/5xx, unavailable or
-    overloaded providers. Not retryable: authentication, permission, bad request, unknown model,
-    context window exceeded, and anything unrecognised.
-    """
-    inner = _unwrap(exc)
-    names = {cls.__name__ for cls in type(inner).__mro__}
-    status = getattr(inner, "status_code", None)
-    status_code = status if isinstance(status, int) else None
-    provider = getattr(inner, "llm_provider", None) or getattr(exc, "llm_provider", None)
-    if not isinstance(provider, str) or not provider:
-        provider = model_id.split("/", 1)[0] if "/" in model_id else None
-    text = str(inner) or type(inner).__name__
-    if names & _NOT_RETRYABLE:
-        retryable = False
-    elif names & _RETRYABLE:
-        retryable = True
-    elif status_code is not None:
-        retryable = status_code in (408, 409, 429) or status_code >= 500
-    else:
-        retryable = any(word in text.lower() for word in _RETRYABLE_WORDS)
-    return ModelError(
-        f"The model {model_id!r} failed: {text}", retryable=retryable, status_code=status_code, provider=provider
-    )
-
-
 def _cost(litellm: Any, model_id: str, raw_usage: Any) -> float | None:
     if raw_usage is None:
         return None
@@ -115,6 +74,16 @@ def _cost(litellm: Any, model_id: str, raw_usage: Any) -> float | None:
         return float(prompt_cost) + float(completion_cost)
     except Exception:  # a model missing from the price map simply has no known cost
         return None
+
+
+def _api_base(model_id: str, kwargs: dict[str, Any]) -> str | None:
+    """The base URL a call is configured with, if any (`api_base` or `base_url`, else `OPENAI_BASE_URL` for openai)."""
+    for key in ("api_base", "base_url"):
+        if isinstance(kwargs.get(key), str) and kwargs[key]:
+            return str(kwargs[key])
+    if model_id.startswith("openai/"):
+        return os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or None
+    return None
 
 
 class LiteLLMModel:
@@ -170,6 +139,8 @@ class LiteLLMModel:
         # eve's settings are provider-neutral: a provider that lacks one (reasoning effort, say) ignores it
         # instead of failing the call. model_options can turn this off with drop_params=False.
         kwargs["drop_params"] = True
+        # eve retries failed calls itself (and says so on the stream): the SDK's silent retries would multiply them.
+        kwargs["max_retries"] = 0
         kwargs.update(settings.model_options)
         kwargs.update(
             model=self._model_id,
@@ -184,11 +155,14 @@ class LiteLLMModel:
 
         Raises:
             ModelRequestsBlockedError: The guard refused (`eve_runtime.models.ALLOW_MODEL_REQUESTS` is False).
-            ModelError: The call failed; `retryable` says whether to try again.
+            ModelError: The call failed; `kind` says how, `retryable` whether to try again. A provider
+                key that is not set fails here, before any request (`model-api-key-missing`).
         """
         self._guard(self._model_id)
+        self.preflight(request)
         litellm = await _litellm()
         kwargs = self.completion_kwargs(request)
+        api_base = _api_base(self._model_id, kwargs)
         tool_calls = ToolCallAssembler()
         raw_reason: str | None = None
         raw_usage: Any = None
@@ -198,7 +172,7 @@ class LiteLLMModel:
             try:
                 response = await litellm.acompletion(**kwargs)
             except Exception as exc:
-                yield self._refusal_or_raise(exc)
+                yield self._refusal_or_raise(exc, api_base)
                 return
             while True:
                 try:
@@ -206,7 +180,7 @@ class LiteLLMModel:
                 except StopAsyncIteration:
                     break
                 except Exception as exc:
-                    yield self._refusal_or_raise(exc)
+                    yield self._refusal_or_raise(exc, api_base)
                     return
                 if get_field(chunk, "usage") is not None:
                     raw_usage = get_field(chunk, "usage")
@@ -227,8 +201,27 @@ class LiteLLMModel:
             provider_reason=provider_reason,
         )
 
-    def _refusal_or_raise(self, exc: Exception) -> Finish:
-        if not _is_content_filter(exc):
-            raise classify_error(exc, self._model_id) from exc
+    def preflight(self, request: ModelRequest) -> None:
+        """Refuse a request that cannot succeed, without importing litellm: the provider's key is not set.
+
+        The engine calls it before anything else of a step (compaction would import litellm first).
+
+        Raises:
+            ModelError: `model-api-key-missing`, naming the variable (not retryable).
+        """
+        options = request.settings.model_options
+        variable = missing_key(self._model_id, options, os.environ)
+        if variable is not None:
+            raise ModelError(
+                missing_key_message(self._model_id, variable, options, os.environ),
+                retryable=False,
+                provider=self._model_id.split("/", 1)[0],
+                kind="model-api-key-missing",
+                variable=variable,
+            )
+
+    def _refusal_or_raise(self, exc: Exception, api_base: str | None) -> Finish:
+        if not is_content_filter(exc):
+            raise classify_error(exc, self._model_id, api_base=api_base) from exc
         # eve reports a refusal as a finished call with finish reason content-filter, not as a crash.
         return Finish(reason="content-filter", provider_reason="content_policy_violation")

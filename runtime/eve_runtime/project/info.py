@@ -17,12 +17,14 @@ backend and limits, the workflow tool (`workflow`) and the diagnostics themselve
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
 from eve_runtime.authoring.schedules import fires_after
 from eve_runtime.diagnostics import summarize
+from eve_runtime.models.providers import missing_key
 from eve_runtime.project.compiler import CompiledApp
 from eve_runtime.project.compose_tools import framework_source
 from eve_runtime.project.info_sources import Sources, connection_info, owner_of
@@ -38,7 +40,7 @@ from eve_runtime.redaction import REDACTOR
 from eve_runtime.routes import DEFAULT_ROUTES, MESSAGING
 from eve_runtime.sandbox import describe_backend
 
-__all__ = ["INFO_VERSION", "NEXT_FIRES", "agent_info", "cli_info", "next_fire_times"]
+__all__ = ["INFO_VERSION", "NEXT_FIRES", "agent_info", "cli_info", "missing_keys", "next_fire_times"]
 
 INFO_VERSION = 6
 NEXT_FIRES = 3
@@ -356,3 +358,20 @@ def cli_info(compiled: CompiledApp, *, now: float | None = None) -> JSON:
         "metadata": str(paths.compile_metadata_file),
     }
     return REDACTOR.value(base)
+
+
+def missing_keys(agent: AgentManifest | None, env: Mapping[str, str]) -> dict[str, str]:
+    """The models of `agent` and its subagents whose provider needs a key not set in `env`: `{model id: variable}`.
+
+    What `eve info`, `eve dev` and `eve start` warn about before the first turn fails on it.
+    """
+    found: dict[str, str] = {}
+    pending = [agent] if agent is not None else []
+    while pending:
+        current = pending.pop(0)
+        model_id = current.model.id
+        variable = missing_key(model_id, current.model.options, env) if model_id else None
+        if model_id and variable is not None:
+            found.setdefault(model_id, variable)
+        pending += current.subagents
+    return found

@@ -29,6 +29,7 @@ from starlette.applications import Starlette
 
 from eve_runtime.errors import CompileError, UserError
 from eve_runtime.project.compiler import CompiledApp, compile_app
+from eve_runtime.project.info import missing_keys
 from eve_runtime.project.paths import load_env_files
 from eve_runtime.redaction import REDACTOR, install_log_redaction
 from eve_runtime.server.app import create_app
@@ -349,6 +350,10 @@ def serve(
     compiled = compile_app(app_root)
     if compiled.root is None and not reload:  # `eve dev` serves the diagnostics and waits for a fix
         raise CompileError(compiled.diagnostics)
+    for model_id, variable in missing_keys(compiled.manifest.root, os.environ).items():
+        logger.warning(
+            "the model %s needs an API key in %s, which is not set: its turns fail until it is", model_id, variable
+        )
     main = _serve(
         compiled,
         reload=reload,

@@ -188,3 +188,12 @@ def test_a_tool_that_raised_names_its_error_and_points_to_its_traceback() -> Non
         )
     )
     assert printed == ["  ↳ failed: ValueError: no weather for Oslo (/trace shows where)"]
+
+
+def test_a_retry_prints_its_reason_and_when_it_runs() -> None:
+    retrying = event(
+        "step.retrying", attempt=2, maxAttempts=4, delayMs=1234, code="MODEL_CALL_FAILED", message="HTTP 429: slow"
+    )
+    feed, printed = feed_of(event("turn.started"), retrying)
+    assert printed == ["↻ retrying 2/4 in 1.2 s: HTTP 429: slow"]
+    assert feed.activity == "Retrying 2/4" and feed.busy
