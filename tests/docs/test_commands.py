@@ -6,6 +6,7 @@
 - `make` targets must exist in the Makefile.
 - `curl` commands must name a route the server serves for their method, and their `-d` bodies
   must be JSON; a new session's body (nothing to fill in) is sent to a real server: 202.
+- `.venv/bin/python` must run a script this repository has.
 - Any other program must be one this test knows (add it to `PLAIN` if there is nothing to check).
 """
 
@@ -30,7 +31,7 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 EVE = str(Path(sys.executable).with_name("eve"))
 RUNNABLE = frozenset({"init", "info", "build", "--help", "--version"})
 """`eve` commands that run offline and end by themselves (the others serve or need a server)."""
-PLAIN = frozenset({".", "source", "pip", "openssl", "grep", "export"})
+PLAIN = frozenset({".", "source", "pip", "openssl", "grep", "export", "echo"})
 """Programs shown for context, with nothing of this project's to check."""
 ALL = [command for path in DOCS for command in commands_of(path)]
 
@@ -46,7 +47,7 @@ def test_the_docs_show_commands() -> None:
 
 @pytest.mark.parametrize("command", ALL, ids=_ids)
 def test_each_command_matches_the_code(command: Command) -> None:
-    if command.program == "eve":
+    if command.program == "eve" or command.program.endswith(".venv/bin/eve"):  # a clone's own eve too
         check_eve(command)
     elif command.program == "make":
         check_make(command)
@@ -54,6 +55,8 @@ def test_each_command_matches_the_code(command: Command) -> None:
         curl_request(command)  # the body is JSON; the route is checked against a real server below
     elif command.program == "cd":
         assert len(command.words) == 2, f"{command.where}: `{command}`"
+    elif command.program == ".venv/bin/python":  # a script of this repository, run from a clone
+        assert len(command.words) >= 2 and (ROOT / command.words[1]).is_file(), f"{command.where}: `{command}`"
     else:
         assert command.program in PLAIN, (
             f"{command.where}: `{command}` runs {command.program!r}, which tests/docs does not know how to check"

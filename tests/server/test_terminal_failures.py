@@ -50,7 +50,7 @@ def test_a_provider_refusing_the_request_ends_the_session(refused: Harness) -> N
     assert (turn_failed["code"], turn_failed["message"]) == ("MODEL_CALL_FAILED", step_failed["message"])
     assert list(session_failed) == ["code", "message", "details", "sessionId", "usage"]
     assert session_failed["code"] == "MODEL_CALL_FAILED" and "invalid api key" in session_failed["message"]
-    assert session_failed["details"] == {"retryable": False, "statusCode": 401}
+    assert session_failed["details"] == {"retryable": False, "statusCode": 401, "semanticErrorId": "model-call-failed"}
     assert session_failed["sessionId"] == sid
     assert session_failed["usage"] == {"cacheReadTokens": 0, "cacheWriteTokens": 0, "inputTokens": 0, "outputTokens": 0}
     # the session is over: a live follow replays and closes, nothing more is accepted
