@@ -19,6 +19,7 @@ from eve_runtime.client.errors import (
     ClientError,
     ResponseError,
     ServerUnreachable,
+    SessionStrandedError,
     StreamProtocolError,
     StreamReconnectExhausted,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "Reasoning",
     "ResponseError",
     "ServerUnreachable",
+    "SessionStrandedError",
     "Status",
     "StreamProtocolError",
     "StreamReconnectExhausted",
