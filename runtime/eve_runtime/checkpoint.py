@@ -188,6 +188,9 @@ class SessionState(_State):
     """`define_state` values, by name."""
     predecessor: str | None = None
     """The stranded session this one replaced at its channel address (its id)."""
+    user_instructions: dict[str, str] = Field(default_factory=dict)
+    """The content of each user-role dynamic instruction last added to history, by `event:slug`
+    (one is added again only when its content changed)."""
     session_resolved: bool = False
     """Whether the `session.started` resolvers succeeded (a failed attempt is tried again next turn)."""
     memo: dict[str, Any] = Field(default_factory=dict)

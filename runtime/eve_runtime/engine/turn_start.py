@@ -146,19 +146,29 @@ async def start_turn(session: Session, delivery: DeliveryRecord) -> None:
             "DYNAMIC_RESOLVER_FAILED", str(exc), None, history=history, consumed=[delivery.id]
         )
         return
-    opening.extend(extra)  # user-role dynamic instructions enter history once, before the message
+    opening.extend(extra)  # user-role dynamic instructions enter history when they changed, before the message
     turn.user_index += len(extra)
     opening.append(user)
     session.checkpoint_later(history=opening, consumed=[delivery.id])
     crashpoint("after-turn-start")
 
 
-def _split(values: dict[str, DynamicValue | None]) -> tuple[dict[str, DynamicValue | None], list[Message]]:
-    """System-role values stay in their scope; user-role ones become history messages."""
+def _split(
+    values: dict[str, DynamicValue | None], event: str, added: dict[str, str]
+) -> tuple[dict[str, DynamicValue | None], list[Message]]:
+    """System-role values stay in their scope; user-role ones become history messages when their content changed.
+
+    `added` holds the content last added per `event:slug`, and is updated.
+    """
     system = {slug: v for slug, v in values.items() if v is None or v.role == "system"}
-    user: list[Message] = [
-        UserMessage(content=v.content) for v in values.values() if v is not None and v.role == "user" and v.content
-    ]
+    user: list[Message] = []
+    for slug, value in values.items():
+        if value is None or value.role != "user" or not value.content:
+            continue
+        key = f"{event}:{slug}"
+        if added.get(key) != value.content:
+            added[key] = value.content
+            user.append(UserMessage(content=value.content))
     return system, user
 
 
@@ -173,12 +183,14 @@ async def _resolve_dynamic(session: Session, turn: TurnState, *, first: bool) ->
     added: list[Message] = []
     if first:
         context = await dynamic_context(session, "session.started", turn)
-        session.state.dynamic, added = _split(await resolve_instructions(session.agent, "session.started", context))
+        values = await resolve_instructions(session.agent, "session.started", context)
+        session.state.dynamic, added = _split(values, "session.started", session.state.user_instructions)
         if isinstance(model, DynamicResolver) and "session.started" in model.events:
             session.state.model_id = await resolve_model_id(model, "session.started", context)
         session.state.session_resolved = True
     context = await dynamic_context(session, "turn.started", turn)
-    turn.dynamic, turn_added = _split(await resolve_instructions(session.agent, "turn.started", context))
+    values = await resolve_instructions(session.agent, "turn.started", context)
+    turn.dynamic, turn_added = _split(values, "turn.started", session.state.user_instructions)
     if isinstance(model, DynamicResolver) and "turn.started" in model.events:
         turn.model_id = await resolve_model_id(model, "turn.started", context)
     await apply_dynamic_tools(session, turn, new_turn=True)
