@@ -33,6 +33,7 @@ from eve_runtime.events.turns import MessageReceived, SessionStarted, TurnStarte
 from eve_runtime.messages import Message, UserMessage
 from eve_runtime.models.base import Model
 from eve_runtime.store.base import DeliveryRecord
+from eve_runtime.tracing import TraceContext, parse_traceparent, session_trace, trace_wire, turn_trace
 
 __all__ = ["message_of", "model_for_step", "model_text_of", "stale_response_text", "start_turn"]
 
@@ -123,14 +124,20 @@ async def start_turn(session: Session, delivery: DeliveryRecord) -> None:
         if isinstance(predecessor, dict) and isinstance(predecessor.get("sessionId"), str):
             state.predecessor = predecessor["sessionId"]  # set only by a replacement (eve_runtime.sessions.replacement)
         state.started = True
-        started = SessionStarted(session.host.runtime_info(session.agent), state.predecessor, state.parent)
+        traced = session_trace(parse_traceparent(delivery.payload.get("traceparent")))
+        state.trace = traced.to_json()
+        started = SessionStarted(
+            session.host.runtime_info(session.agent), state.predecessor, state.parent, trace=trace_wire(traced)
+        )
         if state.schedule is not None:
             started = dataclasses.replace(started, schedule=schedule)
         session.emit(started)
         opening.extend(static_user_instructions(session.agent))
         turn.user_index += len(opening)
     at = TurnAt.of(turn)
-    session.emit(TurnStarted(at))
+    traced = turn_trace(TraceContext.from_json(state.trace), parse_traceparent(delivery.payload.get("traceparent")))
+    turn.trace = traced.to_json()
+    session.emit(TurnStarted(at, trace_wire(traced)))
     text, parts = message_of(delivery)
     session.emit(MessageReceived(at, text, parts))
     user = user_message_of(delivery)

@@ -56,6 +56,7 @@ from eve_runtime.server.stream import SESSION_NOT_FOUND, StreamOptions, StreamRe
 from eve_runtime.sessions.availability import SessionDormant, SessionStranded
 from eve_runtime.sessions.runtime import Runtime
 from eve_runtime.store.base import SessionNotActive, StoreUnavailable
+from eve_runtime.tracing import parse_traceparent
 
 __all__ = ["TASK_PROTOCOL", "WORKFLOW_ID", "create_app"]
 
@@ -72,6 +73,14 @@ TASK_PROTOCOL = 1
 
 def _stranded(exc: SessionStranded) -> ApiError:
     return ApiError(409, str(exc), "session_stranded", extra={"eveVersion": exc.eve_version})
+
+
+def _traced(payload: dict[str, Any], request: Request) -> dict[str, Any]:
+    """A delivery's payload with the request's W3C `traceparent`, when it sent a valid one (`eve_runtime.tracing`)."""
+    context = parse_traceparent(request.headers.get("traceparent"))
+    if context is None:
+        return payload
+    return {**payload, "traceparent": context.traceparent}
 
 
 def _not_active() -> ApiError:
@@ -166,7 +175,9 @@ class _Api:
     async def create(self, request: Request) -> Response:
         body = validate_create(await self._body(request))
         session = await self.runtime.create_session(
-            message=body.message, operation_id=body.operation_id, idempotency_key=body.idempotency_key
+            message=_traced(body.message, request) if body.message is not None else None,
+            operation_id=body.operation_id,
+            idempotency_key=body.idempotency_key,
         )
         crashpoint("after-enqueue")  # durable, not acknowledged yet: the client must retry (create-once)
         return json_response(
@@ -182,7 +193,7 @@ class _Api:
             raise _not_active()
         try:
             delivery = await self.runtime.deliver(
-                session_id, body.kind, body.payload, idempotency_key=body.idempotency_key
+                session_id, body.kind, _traced(body.payload, request), idempotency_key=body.idempotency_key
             )
         except SessionNotActive:
             raise _not_active() from None
