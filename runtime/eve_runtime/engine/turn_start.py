@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from eve_runtime.authoring.dynamic import DynamicResolver
-from eve_runtime.checkpoint import CallRecord, DynamicValue, ParentLink, TurnState
+from eve_runtime.checkpoint import CallRecord, DynamicValue, ParentLink, TurnState, principal_of
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.engine.attachments import model_attachments, public_parts, stage_attachments
 from eve_runtime.engine.conversation import client_context_entries, static_user_instructions
@@ -78,13 +78,6 @@ def model_text_of(delivery: DeliveryRecord) -> str:
     return str(delivery.payload.get("message", ""))
 
 
-def _principal_of(payload: dict[str, Any]) -> str | None:
-    """The principal a message says its turn runs as (a schedule's `auth`), if it says one."""
-    auth = payload.get("auth")
-    principal = auth.get("principalId") if isinstance(auth, dict) else None
-    return principal if isinstance(principal, str) and principal else None
-
-
 async def start_turn(session: Session, delivery: DeliveryRecord) -> None:
     """Open a turn for a message: `session.started` first (once), `turn.started`, `message.received`."""
     state = session.state
@@ -97,7 +90,7 @@ async def start_turn(session: Session, delivery: DeliveryRecord) -> None:
         client_context=client_context_entries(delivery.payload.get("clientContext")),
         output_schema=delivery.payload.get("outputSchema"),
         task_call=delivery.payload.get("taskCall"),
-        principal_id=_principal_of(delivery.payload),
+        principal_id=principal_of(delivery.payload),
         tool_call=CallRecord.model_validate(delivery.payload["toolCall"]) if "toolCall" in delivery.payload else None,
     )
     state.next_sequence = sequence + 1

@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from eve_runtime.authoring.channel_auth import Principal, auth_wire
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.ids import is_session_id
 from eve_runtime.project.info import agent_info, with_failed_build
@@ -38,7 +39,7 @@ from eve_runtime.server.bodies import (
     validate_follow_up,
     validate_reset,
 )
-from eve_runtime.server.channels import ChannelRouter, eve_channel_refusal
+from eve_runtime.server.channels import ChannelRouter, eve_channel_caller
 from eve_runtime.server.connection_routes import supply_token
 from eve_runtime.server.dev import BuildStatus, fire_schedule, list_sessions
 from eve_runtime.server.openapi import openapi_document
@@ -76,7 +77,14 @@ def _stranded(exc: SessionStranded) -> ApiError:
 
 
 def _traced(payload: dict[str, Any], request: Request) -> dict[str, Any]:
-    """A delivery's payload with the request's W3C `traceparent`, when it sent a valid one (`eve_runtime.tracing`)."""
+    """A delivery's payload with who sent it and the request's trace context.
+
+    `auth` is the principal the auth chain admitted; `traceparent` the request's W3C header, when
+    it sent a valid one (`eve_runtime.tracing`).
+    """
+    caller = getattr(request.state, "eve_caller", None)
+    if isinstance(caller, Principal):
+        payload = {**payload, "auth": auth_wire(caller)}
     context = parse_traceparent(request.headers.get("traceparent"))
     if context is None:
         return payload
@@ -119,9 +127,9 @@ class _Api:
 
         async def run(request: Request) -> Response:
             try:
-                refused = await eve_channel_refusal(self.runtime.agent, self.auth, request, guarded=guarded)
-                if refused is not None:
-                    raise refused
+                request.state.eve_caller = await eve_channel_caller(
+                    self.runtime.agent, self.auth, request, guarded=guarded
+                )
                 return await handler(request)
             except ApiError as exc:
                 return error_response(exc)
