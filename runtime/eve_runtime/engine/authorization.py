@@ -76,4 +76,6 @@ def settle_authorization(session: Session, at: StepAt, request: PendingRequest, 
     """Say how one sign-in ended (`authorized`, or `declined` for anything else)."""
     name = str(request.request.get("name", ""))
     final = AUTHORIZED if outcome == AUTHORIZED else DECLINED
-    session.emit(AuthorizationCompleted(at, name, final, request.request_id))  # type: ignore[arg-type]
+    principal = request.request.get("principalId")  # who started it, as `authorization.required` said
+    principal = principal if isinstance(principal, str) else None
+    session.emit(AuthorizationCompleted(at, name, final, request.request_id, principal_id=principal))  # type: ignore[arg-type]
