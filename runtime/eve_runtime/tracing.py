@@ -2,11 +2,12 @@
 
 `session.started.data.trace` and `turn.started.data.trace` carry
 `{decision, spanId, traceFlags, traceId}` as eve's do, so stream consumers (eval reporters, a
-UI) can correlate a session with an observability backend. A session gets a trace id and a span
-id when it starts; each turn gets a span id of its own in the session's trace. A request's
-`traceparent` header (W3C version 00) on create or on a follow-up puts the session or the turn
-in the caller's trace instead (its flags are kept); a malformed one is ignored, never refused.
-A subagent's session joins its parent turn's trace the same way.
+UI) can correlate a session with an observability backend. As eve 0.80.1 was seen to do, a
+session gets a trace id and a span id when it starts, its first turn reports the same ids, and
+every later turn starts a trace of its own. A request's `traceparent` header (W3C version 00)
+on create or on a follow-up puts the session or that turn in the caller's trace instead, with a
+span id of its own and the caller's flags; a malformed one is ignored, never refused. A
+subagent's session joins its parent turn's trace the same way.
 
 No spans are recorded yet: these are ids only. When eve gains OpenTelemetry (issue 17), this
 module is what changes: `session_trace` and `turn_trace` open the real spans and return their
@@ -91,12 +92,9 @@ def session_trace(parent: TraceContext | None) -> TraceContext:
     return TraceContext(parent.trace_id, _span_id(), parent.trace_flags)
 
 
-def turn_trace(session: TraceContext | None, parent: TraceContext | None) -> TraceContext:
-    """The trace context of a new turn: in `parent`'s trace when its message brought one, else the session's."""
-    within = parent or session
-    if within is None:
-        return session_trace(None)
-    return TraceContext(within.trace_id, _span_id(), within.trace_flags)
+def turn_trace(parent: TraceContext | None) -> TraceContext:
+    """The trace context of a turn after the session's first: in `parent`'s trace when its message brought one."""
+    return session_trace(parent)
 
 
 def trace_wire(context: TraceContext) -> dict[str, Any]:

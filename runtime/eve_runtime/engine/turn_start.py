@@ -128,7 +128,8 @@ async def start_turn(session: Session, delivery: DeliveryRecord) -> None:
         opening.extend(static_user_instructions(session.agent))
         turn.user_index += len(opening)
     at = TurnAt.of(turn)
-    traced = turn_trace(TraceContext.from_json(state.trace), parse_traceparent(delivery.payload.get("traceparent")))
+    opening_trace = TraceContext.from_json(state.trace) if first else None  # the first turn reports the session's ids
+    traced = opening_trace or turn_trace(parse_traceparent(delivery.payload.get("traceparent")))
     turn.trace = traced.to_json()
     session.emit(TurnStarted(at, trace_wire(traced)))
     text, parts = message_of(delivery)
