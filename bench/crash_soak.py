@@ -190,6 +190,8 @@ def show(figures: Figures) -> int:
     )
     print(f"  {report}")
     print(f"  violations: {sum(violations.values())} {violations or ''}".rstrip())
+    for detail in report.details:
+        print(f"    {detail}")
     median, worst = statistics.median(figures.restarts), max(figures.restarts)
     print(f"  restart to listening: median {median:.2f} s, max {worst:.2f} s")
     return sum(violations.values())

@@ -11,11 +11,12 @@ import os
 import signal
 import sys
 
-__all__ = ["CRASHPOINTS", "crashpoint"]
+__all__ = ["CRASHPOINTS", "armed", "crashpoint"]
 
 CRASHPOINTS = (
     "after-enqueue",
     "after-turn-start",
+    "after-turn-opened",
     "during-model-call",
     "after-actions-requested",
     "after-tool-effect",
@@ -35,6 +36,11 @@ def _parse(setting: str | None) -> tuple[str, int] | None:
 
 _TARGET = _parse(os.environ.get("EVE_TEST_CRASHPOINT"))
 _counts: dict[str, int] = {}
+
+
+def armed(name: str) -> bool:
+    """Whether `EVE_TEST_CRASHPOINT` names this point (to bring about the moment it stands for first)."""
+    return _TARGET is not None and _TARGET[0] == name
 
 
 def crashpoint(name: str) -> None:

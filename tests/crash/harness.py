@@ -282,7 +282,13 @@ class Client:
             if settled and ended >= turns and (deliveries or set()) <= seen:
                 return events
             time.sleep(0.05)
-        raise AssertionError(f"session {session} did not settle: {[e['type'] for e in events][-12:]}")
+        started = sum(e["type"] == "turn.started" for e in events)
+        ended = sum(e["type"] in TERMINALS for e in events)
+        seen = {d for e in events if e["type"] == "message.received" for d in e["meta"]["deliveryIds"]}
+        raise AssertionError(
+            f"session {session} did not settle: {[e['type'] for e in events][-12:]}; {started} turn.started, "
+            f"{ended} turn ends, deliveries never received: {sorted((deliveries or set()) - seen)}"
+        )
 
 
 @dataclass
@@ -312,10 +318,26 @@ class Report:
     ledger_lines: int = 0
     rerun_steps: int = 0
     """Steps that started more than once (a kill interrupted them): evidence the kills landed mid-turn."""
+    restarted_turns: int = 0
+    """Turns with more than one `turn.started`."""
+    details: list[str] = field(default_factory=list, repr=False)
+    """What each violation looked like (the events concerned), for the report."""
 
     def violations(self) -> dict[str, int]:
-        ignored = {"sessions", "turns", "events", "indeterminate", "ledger_lines", "rerun_steps"}
+        ignored = {"sessions", "turns", "events", "indeterminate", "ledger_lines", "rerun_steps", "details"}
         return {k: v for k, v in self.__dict__.items() if k not in ignored and v}
+
+
+def _around(events: list[dict[str, Any]], delivery: str) -> list[str]:
+    """The events near each `message.received` of `delivery`: index, type, turn and delivery ids."""
+    marks = [
+        e["index"] for e in events if e["type"] == "message.received" and delivery in e["meta"].get("deliveryIds", [])
+    ]
+    return [
+        f"{e['index']}:{e['type']}:{e['data'].get('turnId', '')}:{e['meta'].get('deliveryIds', '')}"
+        for e in events
+        if any(m - 4 <= e["index"] <= m + 2 for m in marks)
+    ]
 
 
 def read_ledger(path: Path) -> list[dict[str, Any]]:
@@ -387,6 +409,14 @@ def check(client: Client, sessions: list[str], ledger: Path) -> Report:
         report.steps_over_attempts += sum(1 for n in attempts.values() if n > 4)
         report.rerun_steps += sum(1 for n in attempts.values() if n > 1)
         report.duplicated_deliveries += sum(1 for n in received.values() if n > 1)
+        report.restarted_turns += sum(1 for n in turns.values() if n > 1)
+        for delivery in (d for d, n in received.items() if n > 1):
+            report.details.append(
+                f"{session}: delivery {delivery} received more than once: {_around(events, delivery)}"
+            )
+        for turn in (t for t, n in turns.items() if n > 1):
+            starts = [e["index"] for e in events if e["type"] == "turn.started" and e["data"]["turnId"] == turn]
+            report.details.append(f"{session}: {turn} started at indexes {starts}")
         sends = [op for op in client.history if op.session == session and op.delivery and op.kind == "send"]
         report.lost_acked += sum(1 for op in sends if received[op.delivery or ""] == 0)
         answers = [op for op in client.history if op.session == session and op.delivery and op.kind == "respond"]

@@ -19,6 +19,7 @@ pytestmark = pytest.mark.scenario
 CRASH_CASES = [
     ("after-enqueue", '/call record {"label": "a"}'),
     ("after-turn-start", '/say hello\n/call record {"label": "a"}'),
+    ("after-turn-opened", '/say hello\n/call record {"label": "a"}'),
     ("during-model-call", '/delay 5\n/say thinking it over\n/call record {"label": "a"}'),
     ("after-actions-requested", '/call record {"label": "a"}'),
     ("after-tool-effect", '/call record {"label": "a"}\n/call record {"label": "b", "seconds": 0.2}'),

@@ -62,6 +62,13 @@ class Inbox:
                 return self._items.pop(index)
         return None
 
+    def take(self, delivery_id: str) -> DeliveryRecord | None:
+        """Take one delivery by its id, if it waits here (a recovered turn's)."""
+        for index, delivery in enumerate(self._items):
+            if delivery.id == delivery_id:
+                return self._items.pop(index)
+        return None
+
     def defer(self, delivery: DeliveryRecord) -> None:
         """Put a delivery back to wait for the parked turn's end."""
         self._deferred.add(delivery.id)

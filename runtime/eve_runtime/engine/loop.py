@@ -20,6 +20,7 @@ from eve_runtime.engine.parked import handle_while_parked
 from eve_runtime.engine.ports import ActorLoop
 from eve_runtime.engine.recovery import recover_turn
 from eve_runtime.engine.routing import handle_idle, run_turn
+from eve_runtime.engine.turn_start import reopen_turn
 from eve_runtime.tasks.flow import handle_while_waiting, next_wake
 from eve_runtime.tasks.relay import notify_parent
 
@@ -43,6 +44,7 @@ async def work(actor: ActorLoop) -> None:
             inbox.queue_all()  # accepted while it worked: handled on this build
         await restore_dynamic_tools(actor)
         await recover_turn(actor)
+        await reopen_turn(actor)
         while not actor.stopping:
             if actor.state.outbox:
                 await notify_parent(actor)

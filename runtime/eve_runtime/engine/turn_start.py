@@ -5,22 +5,28 @@ session opens a turn: `session.started` the first time (with the runtime, and fo
 session the call it works for), `turn.started`, `message.received`, then the turn's dynamic
 instructions and model are resolved. What the model reads for a delivery is here too: the
 message, or for stale answers a note that they authorize nothing.
+
+The opening events can become durable before the checkpoint that consumes the delivery (the
+background write runs at the first await; a hook's flush runs before the resolvers). After a
+crash in between, `reopen_turn` opens that turn again for the delivery still in the inbox,
+without writing its opening events twice.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from collections.abc import Sequence
 from typing import Any
 
 from eve_runtime.authoring.dynamic import DynamicResolver
 from eve_runtime.checkpoint import CallRecord, DynamicValue, ParentLink, TurnState, principal_of
-from eve_runtime.crashpoints import crashpoint
+from eve_runtime.crashpoints import armed, crashpoint
 from eve_runtime.engine.attachments import model_attachments, public_parts, stage_attachments
 from eve_runtime.engine.conversation import client_context_entries, static_user_instructions
 from eve_runtime.engine.dynamic_tools import apply_dynamic_tools
-from eve_runtime.engine.ports import Session
+from eve_runtime.engine.ports import ActorLoop, Session
 from eve_runtime.engine.resolvers import (
     ResolverError,
     dynamic_context,
@@ -35,7 +41,11 @@ from eve_runtime.models.base import Model
 from eve_runtime.store.base import DeliveryRecord
 from eve_runtime.tracing import TraceContext, parse_traceparent, session_trace, trace_wire, turn_trace
 
-__all__ = ["message_of", "model_for_step", "model_text_of", "stale_response_text", "start_turn"]
+__all__ = ["message_of", "model_for_step", "model_text_of", "reopen_turn", "stale_response_text", "start_turn"]
+
+logger = logging.getLogger("eve.actor")
+
+_OPENING = frozenset({"session.started", "turn.started", "message.received"})
 
 STALE_RESPONSE_PREAMBLE = (
     "The user submitted the following response to an earlier interactive prompt.\n"
@@ -78,8 +88,44 @@ def model_text_of(delivery: DeliveryRecord) -> str:
     return str(delivery.payload.get("message", ""))
 
 
-async def start_turn(session: Session, delivery: DeliveryRecord) -> None:
-    """Open a turn for a message: `session.started` first (once), `turn.started`, `message.received`."""
+async def reopen_turn(actor: ActorLoop) -> None:
+    """Open the turn whose opening events are durable but whose checkpoint is not (see the module docstring)."""
+    state = actor.state
+    if state.turn is not None:
+        return
+    turn_id = f"turn_{state.next_sequence}"
+    opening = [
+        event
+        for event in await actor.events_after_checkpoint()
+        if event["type"] in _OPENING and event["data"].get("turnId", turn_id) == turn_id
+    ]
+    started = next((event for event in opening if event["type"] == "turn.started"), None)
+    if started is None:
+        return
+    owners = started["meta"].get("deliveryIds") or [""]
+    delivery = actor.inbox.take(str(owners[-1]))
+    if delivery is None:  # its consumption is written with the checkpoint, which is what was lost
+        logger.warning("session %s: %s was opened, but its message is no longer waiting", actor.session_id, turn_id)
+        return
+    logger.warning("session %s: turn %s opened again after an interruption", actor.session_id, turn_id)
+    actor.use_agent(actor.base_agent)
+    traces = {event["type"]: event["data"].get("trace") for event in opening}  # keep the ids they reported
+    await start_turn(actor, delivery, written=frozenset(event["type"] for event in opening), traces=traces)
+
+
+async def start_turn(
+    session: Session,
+    delivery: DeliveryRecord,
+    *,
+    written: frozenset[str] = frozenset(),
+    traces: dict[str, Any] | None = None,
+) -> None:
+    """Open a turn for a message: `session.started` first (once), `turn.started`, `message.received`.
+
+    `written`: the opening events already durable (an interrupted opening, see `reopen_turn`), and
+    `traces` the `data.trace` they carry, by event type.
+    """
+    traces = traces or {}
     state = session.state
     sequence = state.next_sequence
     turn = TurnState(
@@ -117,28 +163,40 @@ async def start_turn(session: Session, delivery: DeliveryRecord) -> None:
         if isinstance(predecessor, dict) and isinstance(predecessor.get("sessionId"), str):
             state.predecessor = predecessor["sessionId"]  # set only by a replacement (eve_runtime.sessions.replacement)
         state.started = True
-        traced = session_trace(parse_traceparent(delivery.payload.get("traceparent")))
+        traced = TraceContext.from_json(traces.get("session.started")) or session_trace(
+            parse_traceparent(delivery.payload.get("traceparent"))
+        )
         state.trace = traced.to_json()
         started = SessionStarted(
             session.host.runtime_info(session.agent), state.predecessor, state.parent, trace=trace_wire(traced)
         )
         if state.schedule is not None:
             started = dataclasses.replace(started, schedule=schedule)
-        session.emit(started)
+        if "session.started" not in written:
+            session.emit(started)
         opening.extend(static_user_instructions(session.agent))
         turn.user_index += len(opening)
     at = TurnAt.of(turn)
     opening_trace = TraceContext.from_json(state.trace) if first else None  # the first turn reports the session's ids
-    traced = opening_trace or turn_trace(parse_traceparent(delivery.payload.get("traceparent")))
+    traced = (
+        TraceContext.from_json(traces.get("turn.started"))
+        or opening_trace
+        or turn_trace(parse_traceparent(delivery.payload.get("traceparent")))
+    )
     turn.trace = traced.to_json()
-    session.emit(TurnStarted(at, trace_wire(traced)))
     text, parts = message_of(delivery)
-    session.emit(MessageReceived(at, text, parts))
+    if "turn.started" not in written:
+        session.emit(TurnStarted(at, trace_wire(traced)))
+    if "message.received" not in written:
+        session.emit(MessageReceived(at, text, parts))
+    if armed("after-turn-opened"):  # the crash tests' moment: the opening durable, its checkpoint not
+        await session.flush()
+        crashpoint("after-turn-opened")
     user = user_message_of(delivery)
     attached = await stage_attachments(session, delivery.payload.get("parts") or [])
     if attached:  # the model reads where the files are instead of their placeholders
-        written = [str(p["text"]) for p in parts if p.get("type") == "text"]
-        user = user_message_of(delivery, "\n".join([*written, *attached]))
+        texts = [str(p["text"]) for p in parts if p.get("type") == "text"]
+        user = user_message_of(delivery, "\n".join([*texts, *attached]))
     try:
         extra = await _resolve_dynamic(session, turn, first=not state.session_resolved)
     except ResolverError as exc:
