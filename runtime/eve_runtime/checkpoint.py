@@ -22,9 +22,21 @@ __all__ = [
     "TaskState",
     "TurnState",
     "UsageTotals",
+    "principal_of",
 ]
 
 STATE_VERSION = 1
+
+
+def principal_of(payload: dict[str, Any]) -> str | None:
+    """The principal a delivery says it comes from (its `auth.principalId`), if it says one.
+
+    The route that admitted a message writes `auth` (`authenticator`, `principalId`,
+    `principalType`), never its body; see `TurnState.serves`.
+    """
+    auth = payload.get("auth")
+    principal = auth.get("principalId") if isinstance(auth, dict) else None
+    return principal if isinstance(principal, str) and principal else None
 
 
 class _State(BaseModel):
@@ -128,6 +140,8 @@ class TurnState(_State):
     """Position in the history log of the turn's first user message (client context goes before it)."""
     client_context: list[str] = Field(default_factory=list)
     output_schema: dict[str, Any] | None = None
+    trace: dict[str, Any] | None = None
+    """The turn's trace context (`traceId`, `spanId`, `traceFlags`; see `eve_runtime.tracing`)."""
     principal_id: str | None = None
     """Who the turn runs as when its message said so (`eve:app` for a schedule's); None: the runtime's person."""
     interruptions: int = 0
@@ -151,6 +165,21 @@ class TurnState(_State):
     wait_call: CallRecord | None = None
     """An `eve__task_wait` call the wait answers."""
     wait_deadline: float | None = None
+
+    def serves(self, payload: dict[str, Any]) -> bool:
+        """Whether a delivery (its payload) comes from the person this turn serves, so it may steer it.
+
+        Every message a caller sends carries `auth`, put there by the route that admitted the
+        request: the server's own authenticator (`local-dev` under `eve dev`, `token` under
+        `eve start`) or the principal an authored channel's auth chain returned. A turn runs as
+        the principal of the message that opened it. Only that person steers it: a message from
+        anyone else waits for the turn to end (as if sent with `turnPolicy: "queue"`) and does
+        not withdraw the turn's open approvals or sign-ins. A delivery or a turn that names
+        nobody (one written before principals were recorded, a parent's message to its
+        subagent) counts as the turn's own caller's.
+        """
+        sender = principal_of(payload)
+        return sender is None or self.principal_id is None or sender == self.principal_id
 
 
 class SessionState(_State):
@@ -188,6 +217,11 @@ class SessionState(_State):
     """`define_state` values, by name."""
     predecessor: str | None = None
     """The stranded session this one replaced at its channel address (its id)."""
+    trace: dict[str, Any] | None = None
+    """The session's trace context (`traceId`, `spanId`, `traceFlags`; see `eve_runtime.tracing`)."""
+    user_instructions: dict[str, str] = Field(default_factory=dict)
+    """The content of each user-role dynamic instruction last added to history, by `event:slug`
+    (one is added again only when its content changed)."""
     session_resolved: bool = False
     """Whether the `session.started` resolvers succeeded (a failed attempt is tried again next turn)."""
     memo: dict[str, Any] = Field(default_factory=dict)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from eve_runtime.project.compiler import compile_app
 from tests.connections.servers import McpHttpServer
@@ -40,3 +41,57 @@ def test_a_supplied_token_resumes_the_parked_call(tmp_path: Path, mcp_http_token
         assert results[-1]["data"]["status"] == "completed", results
         assert "echo: signed in" in json.dumps(results[-1])
         assert "s3cret-token" not in json.dumps(events)
+
+
+PEOPLE = """
+from eve_runtime.authoring.channels import Principal, eve_channel
+
+NAMES = {"Bearer alice-0123456789abcdef": "alice", "Bearer bob-0123456789abcdef": "bob"}
+
+
+def people(request):
+    name = NAMES.get(request.headers.get("authorization", ""))
+    return Principal(name, "user", "people") if name else None
+
+
+channel = eve_channel(auth=[people])
+"""
+
+
+def test_a_users_token_belongs_to_the_caller_who_supplied_it(tmp_path: Path, mcp_http_token: McpHttpServer) -> None:
+    connection = (
+        "from eve_runtime import connection_auth, define_mcp_client_connection\n\n"
+        f"web = define_mcp_client_connection(url={mcp_http_token.url!r}, description='Docs.',\n"
+        "    auth=connection_auth(credential_owner='user'))\n"
+    )
+    files = {"agent/connections/web.py": connection, "agent/channels/eve.py": PEOPLE}
+    app = compile_app(minimal_app(tmp_path, files), write=False)
+    assert app.root is not None, [d.message for d in app.diagnostics]
+    alice = {"authorization": "Bearer alice-0123456789abcdef"}
+    bob = {"authorization": "Bearer bob-0123456789abcdef"}
+    with harness(app.root, app.manifest) as h:
+        client = h.client
+
+        def sign_in_of(headers: dict[str, str]) -> tuple[str, dict[str, Any]]:
+            client.headers.update(headers)
+            session = h.create('/call web__echo {"text": "hi"}')
+            events = h.wait_for(session, "authorization.required")
+            return session, next(e for e in events if e["type"] == "authorization.required")["data"]
+
+        session, required = sign_in_of(alice)
+        assert required["principalId"] == "alice"  # the turn runs as its caller
+        body = {"token": "s3cret-token", "sessionId": session, "requestId": required["attemptId"]}
+        assert client.post("/eve/v1/connections/web/token", json=body, headers=alice).status_code == 200
+        results = [e for e in h.wait_for(session, "session.waiting") if e["type"] == "action.result"]
+        assert results[-1]["data"]["status"] == "completed"
+
+        session, required = sign_in_of(bob)  # alice's token is hers: bob signs in too
+        assert required["principalId"] == "bob"
+        body = {"token": "s3cret-token", "principalId": "alice"}
+        refused = client.post("/eve/v1/connections/web/token", json=body, headers=bob)
+        assert refused.status_code == 403 and refused.json()["code"] == "forbidden"
+        body = {"token": "s3cret-token", "sessionId": session, "requestId": required["attemptId"]}
+        assert client.post("/eve/v1/connections/web/token", json=body, headers=bob).status_code == 200
+        events = h.wait_for(session, "session.waiting")
+        (completed,) = [e for e in events if e["type"] == "authorization.completed"]
+        assert completed["data"]["principalId"] == "bob" and completed["data"]["outcome"] == "authorized"

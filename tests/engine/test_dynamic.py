@@ -62,6 +62,37 @@ async def test_user_role_dynamic_instructions_enter_history_once_before_the_mess
     ]  # never as system messages, never repeated
 
 
+STEADY = {
+    "agent/instructions/plan.py": """
+from eve_runtime import define_dynamic, define_instructions
+
+def on_turn(ctx):
+    tier = "gold" if ctx.session.sequence >= 2 else "free"
+    return define_instructions(f"The user is on the {tier} plan.", role="user")
+
+plan = define_dynamic({"turn.started": on_turn})
+""",
+}
+
+
+async def test_a_user_role_dynamic_instruction_is_added_again_only_when_its_content_changed(tmp_path: Path) -> None:
+    model = Recording()
+    h = await make_harness(tmp_path, STEADY, models={"test": model})
+    sid = await h.create("one")
+    await h.turns(sid, 1)
+    for n, text in enumerate(["two", "three"], start=2):
+        await h.send(sid, text)
+        await h.turns(sid, n)
+    await h.stop()
+    assert contents(list(model.requests[-1].messages))[1:] == [
+        ("user", "The user is on the free plan."),
+        ("user", "one"),
+        ("user", "two"),  # the same content at turn 1: not added again
+        ("user", "The user is on the gold plan."),  # changed at turn 2: added before its message
+        ("user", "three"),
+    ]
+
+
 MEMO = {
     "agent/instructions/memo.py": """
 from eve_runtime import define_dynamic, define_instructions

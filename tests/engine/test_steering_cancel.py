@@ -230,3 +230,22 @@ async def test_cancel_on_an_idle_session_or_another_turn_does_nothing(gated: tup
 
 async def test_cancel_of_an_unknown_session(harness: Harness) -> None:
     assert await harness.rt.cancel("wrun_01AAAAAAAAAAAAAAAAAAAAAAAA") is False
+
+
+def auth(person: str) -> dict[str, str]:
+    return {"authenticator": "people", "principalId": person, "principalType": "user"}
+
+
+async def test_only_the_turns_own_caller_steers_a_running_turn(gated: tuple[Harness, Gated]) -> None:
+    h, gate = gated
+    sid = await h.create("hold first", auth=auth("alice"))
+    await h.wait_for(sid, has("step.started"))
+    bobs = await h.send(sid, "from bob", auth=auth("bob"))  # steer is the default policy
+    alices = await h.send(sid, "from alice", auth=auth("alice"))
+    events = await h.turns(sid, 2)
+    await h.stop()
+    received = [(e["data"]["message"], e["data"]["turnId"]) for e in of_type(events, "message.received")]
+    assert received == [("hold first", "turn_0"), ("from alice", "turn_0"), ("from bob", "turn_1")]
+    assert alices in of_type(events, "message.received")[1]["meta"]["deliveryIds"]
+    assert bobs in of_type(events, "message.received")[2]["meta"]["deliveryIds"]
+    assert last_reply(events) == "echo: from bob"

@@ -33,7 +33,8 @@ async def test_first_turn_event_sequence(harness: Harness) -> None:
     deltas = "".join(e["data"]["messageDelta"] for e in of_type(events, "message.appended"))
     assert deltas == last_reply(events) == "echo: hello"
     started = events[1]["data"]
-    assert started == {"sequence": 0, "turnId": "turn_0"}
+    assert {k: v for k, v in started.items() if k != "trace"} == {"sequence": 0, "turnId": "turn_0"}
+    assert started["trace"]["traceId"] == events[0]["data"]["trace"]["traceId"]  # eve_runtime.tracing
     received = events[2]["data"]
     assert received == {
         "message": "hello",

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.cli.test_serve import serving
-from tests.interop.test_client import SCENARIOS, TEMPLATE_CALLS, TOKEN, run_scenarios
+from tests.interop.test_client import BOB, PEOPLE_CHANNEL, SCENARIOS, TEMPLATE_CALLS, TOKEN, run_scenarios
 from tests.server.support import scaffold_app
 
 ORACLE_CALLS = {
@@ -42,8 +42,9 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         app = scaffold_app(Path(scratch) / "weather-agent")
+        (app / "agent/channels/eve.py").write_text(PEOPLE_CHANNEL)
         with serving(app, "start", env={"EVE_AUTH_TOKEN": TOKEN}) as server:
-            ours = run_scenarios(server.url, token=TOKEN, app=TEMPLATE_CALLS)
+            ours = run_scenarios(server.url, token=TOKEN, app=TEMPLATE_CALLS, people={"bob": BOB})
             server.stop()
     original = run_scenarios(args.original, token=None, app=ORACLE_CALLS, serial=True) if args.original else {}
     print("| scenario | ours | original eve 0.80.1 |\n|---|---|---|")

@@ -2,10 +2,12 @@
 //
 // Run by tests/interop/test_client.py (one node process for all of them), against our server or
 // the original eve. Input: the environment variable EVE_INTEROP, a JSON object
-//   {host, token?, modules, only?, serial?, timeoutMs?, app: {weather, approval, subagent}, stranded?}
+//   {host, token?, people?, modules, only?, serial?, timeoutMs?, app: {weather, approval, subagent}, stranded?}
 // where `modules` is the node_modules folder holding `eve`, `app` names the calls the app
-// under test answers (our template and the oracle's app name their tools differently), and
-// `stranded` is the id of a session another eve version wrote, when the server has one.
+// under test answers (our template and the oracle's app name their tools differently),
+// `people` ({bob: token}) is a second person's bearer token when the server tells callers apart
+// (`token` is then alice's), and `stranded` is the id of a session another eve version wrote,
+// when the server has one.
 // Output: one JSON line per scenario on stdout: {name, ok, detail} or {name, ok: false, error}.
 
 import { createRequire } from "node:module";
@@ -347,6 +349,47 @@ const scenarios = {
     const conversation = reduce(conversationReducer, events);
     check(Object.keys(conversation.agents).length >= 1, "conversationReducer sees the agent", conversation.agents);
     return { parent: result.message, child: reply };
+  },
+
+  async trace() {
+    const c = client();
+    const theirs = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const { session, response } = await c.sessions.create({
+      message: "traced",
+      headers: { traceparent: `00-${theirs}-00f067aa0ba902b7-01` },
+    });
+    await settled(response);
+    await settled(await session.send("untraced"));
+    const events = await all(session);
+    const [started] = ofType(events, "session.started");
+    const trace = started.data.trace;
+    check(/^[0-9a-f]{32}$/.test(trace?.traceId) && /^[0-9a-f]{16}$/.test(trace.spanId), "W3C ids", trace);
+    check(trace.traceFlags === 1 && trace.decision?.action === "record", "flags and decision", trace);
+    const [first, second] = ofType(events, "turn.started").map((e) => e.data.trace);
+    check(JSON.stringify(first) === JSON.stringify(trace), "the first turn reports the session's ids", first);
+    check(/^[0-9a-f]{32}$/.test(second?.traceId) && second.traceId !== trace.traceId, "a later turn's own trace", second);
+    return { keys: Object.keys(trace).sort(), honoured: trace.traceId === theirs };
+  },
+
+  async two_people() {
+    if (!config.people?.bob) return { skipped: "the server has one principal" };
+    const alice = client();
+    const { session, request } = await parked(alice);
+    const bob = client({ bearer: config.people.bob }).sessions.attach(session.state.sessionId);
+    const bobs = await bob.send("bob here");
+    const before = await all(session);
+    check(ofType(before, "input.resolved").length === 0, "bob's message withdraws nothing", types(before).slice(-3));
+    const approved = await settled(await session.respond([{ requestId: request.requestId, optionId: "approve" }]));
+    check(approved.message?.startsWith("send_alert -> "), "alice's turn went on", approved.message);
+    const later = await settled(bobs);
+    check(later.message === "echo: bob here", "bob's message ran after alice's turn", later.message);
+    const events = await all(session);
+    check(JSON.stringify(resolutions(events).map((r) => r.outcome)) === '["approved"]', "approved", resolutions(events));
+    const [settledBy] = ofType(events, "approval.settled");
+    check(settledBy.data.responderPrincipalId === "alice", "alice answered", settledBy.data);
+    const received = ofType(events, "message.received").map((e) => e.data.turnId);
+    check(JSON.stringify(received) === '["turn_0","turn_1"]', "bob's turn is its own", received);
+    return { responder: settledBy.data.responderPrincipalId, turns: received };
   },
 
   async eve_agent_store() {

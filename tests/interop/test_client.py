@@ -31,6 +31,21 @@ pytestmark = pytest.mark.scenario
 
 SCRIPT = Path(__file__).with_name("scenarios.mjs")
 TOKEN = "interop-token-0123456789abcdef"
+BOB = "interop-bob-0123456789abcdef"
+PEOPLE_CHANNEL = f"""
+from eve_runtime.channels import Principal, eve_channel
+
+PEOPLE = {{"Bearer {TOKEN}": "alice", "Bearer {BOB}": "bob"}}
+
+
+def people(request):
+    name = PEOPLE.get(request.headers.get("authorization", ""))
+    return Principal(name, "user", "people") if name else None
+
+
+channel = eve_channel(auth=[people])
+"""
+"""The app's `channels/eve.py`: the interop token is alice's, and bob has one of his own."""
 TEMPLATE_CALLS = {
     "weather": '/call get_weather {"city": "Paris"}',
     "approval": '/call send_alert {"city": "Paris", "message": "Storm at noon."}',
@@ -56,11 +71,19 @@ SCENARIOS = [
     "eve_agent_store",
     "file_parts",
     "bearer_auth",
+    "trace",
+    "two_people",
 ]
 
 
 def run_scenarios(
-    host: str, *, token: str | None, app: dict[str, str], serial: bool = False, stranded: str | None = None
+    host: str,
+    *,
+    token: str | None,
+    app: dict[str, str],
+    serial: bool = False,
+    stranded: str | None = None,
+    people: dict[str, str] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Run `scenarios.mjs` once against `host` (all at once, or one by one); each scenario's line by name.
 
@@ -70,6 +93,8 @@ def run_scenarios(
     config: dict[str, Any] = {"host": host, "token": token, "modules": str(env.modules), "app": app, "serial": serial}
     if stranded is not None:
         config["stranded"] = stranded
+    if people is not None:
+        config["people"] = people
     if serial:
         config["timeoutMs"] = 60_000
     done = subprocess.run(
@@ -94,8 +119,9 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict
         pytest.skip(f"eve's TypeScript client is not available here: {exc}")
     app = scaffold_app(tmp_path_factory.mktemp("interop") / "weather-agent")
     stranded = asyncio.run(_stranded_session(app))
+    (app / "agent/channels/eve.py").write_text(PEOPLE_CHANNEL)
     with serving(app, "start", env={"EVE_AUTH_TOKEN": TOKEN}) as server:
-        yield run_scenarios(server.url, token=TOKEN, app=TEMPLATE_CALLS, stranded=stranded)
+        yield run_scenarios(server.url, token=TOKEN, app=TEMPLATE_CALLS, stranded=stranded, people={"bob": BOB})
         server.stop()
 
 
@@ -165,3 +191,12 @@ def test_the_model_saw_the_file_parts(results: dict[str, dict[str, Any]]) -> Non
     detail = results["file_parts"]["detail"]
     assert detail["parts"][1] == {"type": "file", "mediaType": "text/plain", "filename": "notes.txt", "size": 18}
     assert "t.csv (text/csv, 8 bytes)" in detail["reply"]  # the test model describes the parts it got
+
+
+def test_two_people_share_a_session(results: dict[str, dict[str, Any]]) -> None:
+    assert results["two_people"]["detail"] == {"responder": "alice", "turns": ["turn_0", "turn_1"]}
+
+
+def test_the_trace_has_eves_keys(results: dict[str, dict[str, Any]]) -> None:
+    keys = ["decision", "spanId", "traceFlags", "traceId"]
+    assert results["trace"]["detail"] == {"keys": keys, "honoured": True}  # the original's eve dev: False

@@ -31,6 +31,7 @@ __all__ = [
     "AuthError",
     "AuthFn",
     "Principal",
+    "auth_wire",
     "allow_anonymous",
     "bearer_token",
     "local_dev",
@@ -51,6 +52,10 @@ class Principal:
     """`user`, `service`, ..."""
     authenticator: str = "custom"
     attributes: dict[str, Any] = field(default_factory=dict)
+
+    def wire(self) -> dict[str, Any]:
+        """The principal as a message's `auth` (eve's session auth shape; attributes stay out)."""
+        return {"authenticator": self.authenticator, "principalId": self.id, "principalType": self.type}
 
 
 class AuthError(Exception):
@@ -109,3 +114,8 @@ def allow_anonymous() -> AuthFn:
         return Principal("anonymous", "anonymous", "none")
 
     return check
+
+
+def auth_wire(principal: Principal) -> dict[str, Any]:
+    """A principal as a message's `auth` (`Principal.wire()`)."""
+    return principal.wire()

@@ -25,6 +25,7 @@ from eve_runtime.client.errors import (
     ClientError,
     ResponseError,
     ServerUnreachable,
+    SessionStrandedError,
     StreamProtocolError,
     StreamReconnectExhausted,
 )
@@ -102,6 +103,7 @@ __all__ = [
     "SessionCompleted",
     "SessionFailed",
     "SessionStarted",
+    "SessionStrandedError",
     "SessionWaiting",
     "Status",
     "StepCompleted",

@@ -13,7 +13,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import quote
 
-from eve_runtime.client.errors import ResponseError, StreamProtocolError, StreamReconnectExhausted
+from eve_runtime.client.errors import (
+    ResponseError,
+    SessionStrandedError,
+    StreamProtocolError,
+    StreamReconnectExhausted,
+)
+from eve_runtime.client.legacy import STREAM_VERSIONS, LegacyNormaliser, named_skill_loads, normaliser_for
 from eve_runtime.client.parts import Event
 
 __all__ = [
@@ -34,11 +40,10 @@ __all__ = [
 
 API = "/eve/v1"
 NOT_READY = "session_not_ready"
+SESSION_STRANDED = "session_stranded"
 STORE_UNAVAILABLE = "store_unavailable"
 """The code of a 503 whose store could not serve the request (a reconnecting stream waits and tries again)."""
 TERMINAL_EVENTS = frozenset({"session.completed", "session.failed"})
-STREAM_VERSIONS = frozenset({"25", "26"})
-"""`x-eve-stream-version` values this client reads (both carry deltas only)."""
 _CAMEL = re.compile(r"_([a-z])")
 
 
@@ -99,6 +104,8 @@ def decode_answer(status: int, content: bytes, reason: str = "") -> dict[str, An
         error = fields.get("error")
         message = error if isinstance(error, str) and error else (reason or f"HTTP {status}")
         code = fields.get("code")
+        if code == SESSION_STRANDED:
+            raise SessionStrandedError(status, message, code, fields)
         raise ResponseError(status, message, code if isinstance(code, str) else None, fields)
     if not isinstance(body, dict):
         raise ResponseError(status, "the server answered with something that is not a JSON object")
@@ -153,6 +160,9 @@ class StreamCursor:
         self._progressed = False
         self._lease_ended = False
         self._interrupted = False
+        self.version: str | None = None
+        """The `x-eve-stream-version` of the last response (older ones' events are normalised to 26)."""
+        self._legacy: LegacyNormaliser | None = None
 
     def anchor(self, count: int) -> None:
         """Turn a tail-relative start into an absolute one, given the session's event count now.
@@ -183,8 +193,11 @@ class StreamCursor:
         if version not in STREAM_VERSIONS:
             raise StreamProtocolError(
                 f"the stream of {self.session_id} has x-eve-stream-version {version!r}; "
-                f"this client reads versions {', '.join(sorted(STREAM_VERSIONS))}"
+                f"this client reads versions {min(STREAM_VERSIONS)} to {max(STREAM_VERSIONS)}"
             )
+        if self._legacy is None or version != self.version:  # a reconnect may reach another deployment
+            self._legacy = normaliser_for(version)
+        self.version = version
         self.connected_once = True
         self._buffer, self._progressed, self._lease_ended, self._interrupted = b"", False, False, False
         if not self.follow and not self.relative and self.bound is None:
@@ -232,7 +245,9 @@ class StreamCursor:
             if event_id in self._seen:
                 return None
             self._seen.add(event_id)
-        return value
+        if self._legacy is not None:
+            value = self._legacy(value)
+        return named_skill_loads(value)
 
     def closed(self) -> Next:
         """The response ended cleanly: what next."""

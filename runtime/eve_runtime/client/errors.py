@@ -3,6 +3,7 @@
 ```
 ClientError                   base of everything the client raises (an EveError)
 ├── ResponseError             the server answered with an error status: status, code, message
+│   └── SessionStrandedError  409 `session_stranded`: another eve version built the session
 ├── ServerUnreachable         no answer at all (refused, reset, timed out)
 ├── StreamProtocolError       a stream that is not an eve stream (version header, a bad line)
 └── StreamReconnectExhausted  a dropped stream could not be resumed; carries where to resume from
@@ -19,6 +20,7 @@ __all__ = [
     "ClientError",
     "ResponseError",
     "ServerUnreachable",
+    "SessionStrandedError",
     "StreamProtocolError",
     "StreamReconnectExhausted",
 ]
@@ -45,6 +47,23 @@ class ResponseError(ClientError):
         self.message = message
         self.body = body or {}
         super().__init__(f"{status} {code}: {message}" if code else f"{status}: {message}")
+
+
+class SessionStrandedError(ResponseError):
+    """The session is stranded: a different eve version built it, so this server cannot run it (409).
+
+    Sending, answering, following its stream and clearing it all fail this way; a bounded read
+    (`events()`, `stream(follow=False)`) still returns its recorded history, and `reset()` ends
+    it. The client does not reconnect a stream that answers this.
+
+    Attributes:
+        eve_version: The eve version that built the session, when it recorded one.
+    """
+
+    def __init__(self, status: int, message: str, code: str | None = None, body: dict[str, Any] | None = None) -> None:
+        super().__init__(status, message, code, body)
+        version = self.body.get("eveVersion")
+        self.eve_version: str | None = version if isinstance(version, str) else None
 
 
 class ServerUnreachable(ClientError):

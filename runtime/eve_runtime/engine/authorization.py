@@ -79,4 +79,6 @@ def settle_authorization(session: Session, at: StepAt, request: PendingRequest, 
     name = str(request.request.get("name", ""))
     final = AUTHORIZED if outcome == AUTHORIZED else DECLINED
     session.host.connections.sign_in_settled(session.session_id, request.request_id)
-    session.emit(AuthorizationCompleted(at, name, final, request.request_id))  # type: ignore[arg-type]
+    principal = request.request.get("principalId")  # who started it, as `authorization.required` said
+    principal = principal if isinstance(principal, str) else None
+    session.emit(AuthorizationCompleted(at, name, final, request.request_id, principal_id=principal))  # type: ignore[arg-type]

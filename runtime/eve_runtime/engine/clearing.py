@@ -27,6 +27,7 @@ async def clear_context(session: Session, delivery: DeliveryRecord) -> None:
     state = session.state
     state.dynamic = {slug: value for slug, value in state.dynamic.items() if value is None or value.role == "system"}
     state.summary = None
+    state.user_instructions = {}  # history is empty: user-role instructions are added again when they resolve
     state.compacting = False
     state.tasks_note = None  # working tasks are announced to the model again
     sequence = state.next_sequence

@@ -167,6 +167,7 @@ async def _compact(session: Session, model: Model, requested: CompactionRequeste
         turn.user_index = max(turn.user_index - plan.cut, 0) + 2
     state.summary = summary
     state.tasks_note = None  # the model is told about working tasks again
+    state.user_instructions = {}  # and given user-role instructions again (the summary may have dropped them)
     session.emit(CompactionCompleted(requested.at, requested.session_id, requested.model_id))
     return [UserMessage(content=SUMMARY_HEADER), AssistantMessage(content=summary), *plan.kept]
 

@@ -16,6 +16,10 @@ While parked, deliveries are applied here, in arrival order:
 - a plain message that names an option of the first open request (id, label or number) answers
   it; any other message withdraws the open requests (`ignored`, calls rejected; those events
   carry the old and the new delivery id) and steers the turn, which goes on with the message.
+- a message, or answers naming no open request, from someone other than the person the turn
+  serves waits for the turn to end (`TurnState.serves`): it neither answers nor
+  withdraws anything. Structured answers to open requests count from anyone, and
+  `approval.settled.responderPrincipalId` names who gave them.
 - a cancel withdraws them (`cancelled`), then `turn.cancelled` and `session.waiting`.
 - a clear withdraws them too (`cancelled`: the history that raised them is going), ends the turn
   (`turn.cancelled`), then clears: `context.cleared` and `session.waiting`.
@@ -27,7 +31,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from eve_runtime.authoring.approval import ApprovalCheck, Decision, decide
-from eve_runtime.checkpoint import Awaiting, CallRecord, PendingRequest
+from eve_runtime.checkpoint import Awaiting, CallRecord, PendingRequest, principal_of
 from eve_runtime.engine.authorization import (
     AUTHORIZED,
     DECLINED,
@@ -135,17 +139,19 @@ async def handle_while_parked(session: Session, delivery: DeliveryRecord) -> Han
         pending = {r.request_id: r for r in _open(awaiting)}
         answers = [item for item in delivery.payload.get("inputResponses", []) if item.get("requestId") in pending]
         if not answers:
-            if _open(awaiting)[0].kind == "session-limit":
+            if _open(awaiting)[0].kind == "session-limit" or not turn.serves(delivery.payload):
                 return "deferred"  # stale: it reaches the model as text once the turn is over
             return await _steer(session, delivery)  # answers to no open request withdraw the open ones
         for item in answers:
-            _answer(session, pending[item["requestId"]], item)
+            _answer(session, pending[item["requestId"]], item, responder(session, delivery))
         return await _after_answers(session, [delivery.id])
     if delivery.kind == "message":
+        if not turn.serves(delivery.payload):
+            return "deferred"  # another person's message waits for the turn, whatever it says
         first = _open(awaiting)[0]
         option = match_option(first.request.get("options", []), str(delivery.payload.get("message", "")))
         if option is not None:
-            _answer(session, first, {"requestId": first.request_id, "optionId": option})
+            _answer(session, first, {"requestId": first.request_id, "optionId": option}, responder(session, delivery))
             return await _after_answers(session, [delivery.id])
         if first.kind == "session-limit":
             return "deferred"  # neither continue nor stop: it waits, and the prompt stays
@@ -173,7 +179,12 @@ async def _steer(session: Session, delivery: DeliveryRecord) -> Handled:
     return "resumed"
 
 
-def _answer(session: Session, request: PendingRequest, response: dict[str, Any]) -> None:
+def responder(session: Session, delivery: DeliveryRecord) -> str:
+    """Who answered with a delivery: its principal, else the server's person (`local-dev`, `token`)."""
+    return principal_of(delivery.payload) or session.host.principal_id
+
+
+def _answer(session: Session, request: PendingRequest, response: dict[str, Any], responder_id: str) -> None:
     """Record one answer; `approval.settled` for it unless it names no option (an invalid answer)."""
     turn = session.turn
     assert turn.awaiting is not None
@@ -191,7 +202,7 @@ def _answer(session: Session, request: PendingRequest, response: dict[str, Any])
     if request.kind == "authorization":
         settle_authorization(session, at, request, option)
         return
-    session.emit(ApprovalSettled(at, request.request_id, approved, session.host.principal_id))
+    session.emit(ApprovalSettled(at, request.request_id, approved, responder_id))
 
 
 async def _after_answers(session: Session, consumed: list[str]) -> Handled:

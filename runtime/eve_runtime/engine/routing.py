@@ -63,9 +63,10 @@ def _to_turn(actor: ActorLoop, runner: TurnRunner, delivery: DeliveryRecord) -> 
     if delivery.kind == "task" or (delivery.kind == "responses" and relayed_answers(actor, delivery)):
         runner.task_results.append(delivery)  # applied at the next step boundary
         return True
-    if delivery.kind == "message" and delivery.payload.get("turnPolicy", "steer") == "steer":
+    steers = delivery.payload.get("turnPolicy", "steer") == "steer"
+    if delivery.kind == "message" and steers and turn is not None and turn.serves(delivery.payload):
         runner.steer(delivery)
-        return True
+        return True  # another person's message waits for the turn to end
     if delivery.kind == "cancel" and turn is not None:
         target = delivery.payload.get("turnId")
         if target is None or target == turn.turn_id:

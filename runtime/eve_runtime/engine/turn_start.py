@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from eve_runtime.authoring.dynamic import DynamicResolver
-from eve_runtime.checkpoint import CallRecord, DynamicValue, ParentLink, TurnState
+from eve_runtime.checkpoint import CallRecord, DynamicValue, ParentLink, TurnState, principal_of
 from eve_runtime.crashpoints import armed, crashpoint
 from eve_runtime.engine.attachments import model_attachments, public_parts, stage_attachments
 from eve_runtime.engine.conversation import client_context_entries, static_user_instructions
@@ -39,6 +39,7 @@ from eve_runtime.events.turns import MessageReceived, SessionStarted, TurnStarte
 from eve_runtime.messages import Message, UserMessage
 from eve_runtime.models.base import Model
 from eve_runtime.store.base import DeliveryRecord
+from eve_runtime.tracing import TraceContext, parse_traceparent, session_trace, trace_wire, turn_trace
 
 __all__ = ["message_of", "model_for_step", "model_text_of", "reopen_turn", "stale_response_text", "start_turn"]
 
@@ -87,13 +88,6 @@ def model_text_of(delivery: DeliveryRecord) -> str:
     return str(delivery.payload.get("message", ""))
 
 
-def _principal_of(payload: dict[str, Any]) -> str | None:
-    """The principal a message says its turn runs as (a schedule's `auth`), if it says one."""
-    auth = payload.get("auth")
-    principal = auth.get("principalId") if isinstance(auth, dict) else None
-    return principal if isinstance(principal, str) and principal else None
-
-
 async def reopen_turn(actor: ActorLoop) -> None:
     """Open the turn whose opening events are durable but whose checkpoint is not (see the module docstring)."""
     state = actor.state
@@ -115,14 +109,23 @@ async def reopen_turn(actor: ActorLoop) -> None:
         return
     logger.warning("session %s: turn %s opened again after an interruption", actor.session_id, turn_id)
     actor.use_agent(actor.base_agent)
-    await start_turn(actor, delivery, written=frozenset(event["type"] for event in opening))
+    traces = {event["type"]: event["data"].get("trace") for event in opening}  # keep the ids they reported
+    await start_turn(actor, delivery, written=frozenset(event["type"] for event in opening), traces=traces)
 
 
-async def start_turn(session: Session, delivery: DeliveryRecord, *, written: frozenset[str] = frozenset()) -> None:
+async def start_turn(
+    session: Session,
+    delivery: DeliveryRecord,
+    *,
+    written: frozenset[str] = frozenset(),
+    traces: dict[str, Any] | None = None,
+) -> None:
     """Open a turn for a message: `session.started` first (once), `turn.started`, `message.received`.
 
-    `written`: the opening events already durable (an interrupted opening, see `reopen_turn`).
+    `written`: the opening events already durable (an interrupted opening, see `reopen_turn`), and
+    `traces` the `data.trace` they carry, by event type.
     """
+    traces = traces or {}
     state = session.state
     sequence = state.next_sequence
     turn = TurnState(
@@ -133,7 +136,7 @@ async def start_turn(session: Session, delivery: DeliveryRecord, *, written: fro
         client_context=client_context_entries(delivery.payload.get("clientContext")),
         output_schema=delivery.payload.get("outputSchema"),
         task_call=delivery.payload.get("taskCall"),
-        principal_id=_principal_of(delivery.payload),
+        principal_id=principal_of(delivery.payload),
         tool_call=CallRecord.model_validate(delivery.payload["toolCall"]) if "toolCall" in delivery.payload else None,
     )
     state.next_sequence = sequence + 1
@@ -160,7 +163,13 @@ async def start_turn(session: Session, delivery: DeliveryRecord, *, written: fro
         if isinstance(predecessor, dict) and isinstance(predecessor.get("sessionId"), str):
             state.predecessor = predecessor["sessionId"]  # set only by a replacement (eve_runtime.sessions.replacement)
         state.started = True
-        started = SessionStarted(session.host.runtime_info(session.agent), state.predecessor, state.parent)
+        traced = TraceContext.from_json(traces.get("session.started")) or session_trace(
+            parse_traceparent(delivery.payload.get("traceparent"))
+        )
+        state.trace = traced.to_json()
+        started = SessionStarted(
+            session.host.runtime_info(session.agent), state.predecessor, state.parent, trace=trace_wire(traced)
+        )
         if state.schedule is not None:
             started = dataclasses.replace(started, schedule=schedule)
         if "session.started" not in written:
@@ -168,9 +177,16 @@ async def start_turn(session: Session, delivery: DeliveryRecord, *, written: fro
         opening.extend(static_user_instructions(session.agent))
         turn.user_index += len(opening)
     at = TurnAt.of(turn)
+    opening_trace = TraceContext.from_json(state.trace) if first else None  # the first turn reports the session's ids
+    traced = (
+        TraceContext.from_json(traces.get("turn.started"))
+        or opening_trace
+        or turn_trace(parse_traceparent(delivery.payload.get("traceparent")))
+    )
+    turn.trace = traced.to_json()
     text, parts = message_of(delivery)
     if "turn.started" not in written:
-        session.emit(TurnStarted(at))
+        session.emit(TurnStarted(at, trace_wire(traced)))
     if "message.received" not in written:
         session.emit(MessageReceived(at, text, parts))
     if armed("after-turn-opened"):  # the crash tests' moment: the opening durable, its checkpoint not
@@ -189,19 +205,29 @@ async def start_turn(session: Session, delivery: DeliveryRecord, *, written: fro
             "DYNAMIC_RESOLVER_FAILED", str(exc), None, history=history, consumed=[delivery.id]
         )
         return
-    opening.extend(extra)  # user-role dynamic instructions enter history once, before the message
+    opening.extend(extra)  # user-role dynamic instructions enter history when they changed, before the message
     turn.user_index += len(extra)
     opening.append(user)
     session.checkpoint_later(history=opening, consumed=[delivery.id])
     crashpoint("after-turn-start")
 
 
-def _split(values: dict[str, DynamicValue | None]) -> tuple[dict[str, DynamicValue | None], list[Message]]:
-    """System-role values stay in their scope; user-role ones become history messages."""
+def _split(
+    values: dict[str, DynamicValue | None], event: str, added: dict[str, str]
+) -> tuple[dict[str, DynamicValue | None], list[Message]]:
+    """System-role values stay in their scope; user-role ones become history messages when their content changed.
+
+    `added` holds the content last added per `event:slug`, and is updated.
+    """
     system = {slug: v for slug, v in values.items() if v is None or v.role == "system"}
-    user: list[Message] = [
-        UserMessage(content=v.content) for v in values.values() if v is not None and v.role == "user" and v.content
-    ]
+    user: list[Message] = []
+    for slug, value in values.items():
+        if value is None or value.role != "user" or not value.content:
+            continue
+        key = f"{event}:{slug}"
+        if added.get(key) != value.content:
+            added[key] = value.content
+            user.append(UserMessage(content=value.content))
     return system, user
 
 
@@ -216,12 +242,14 @@ async def _resolve_dynamic(session: Session, turn: TurnState, *, first: bool) ->
     added: list[Message] = []
     if first:
         context = await dynamic_context(session, "session.started", turn)
-        session.state.dynamic, added = _split(await resolve_instructions(session.agent, "session.started", context))
+        values = await resolve_instructions(session.agent, "session.started", context)
+        session.state.dynamic, added = _split(values, "session.started", session.state.user_instructions)
         if isinstance(model, DynamicResolver) and "session.started" in model.events:
             session.state.model_id = await resolve_model_id(model, "session.started", context)
         session.state.session_resolved = True
     context = await dynamic_context(session, "turn.started", turn)
-    turn.dynamic, turn_added = _split(await resolve_instructions(session.agent, "turn.started", context))
+    values = await resolve_instructions(session.agent, "turn.started", context)
+    turn.dynamic, turn_added = _split(values, "turn.started", session.state.user_instructions)
     if isinstance(model, DynamicResolver) and "turn.started" in model.events:
         turn.model_id = await resolve_model_id(model, "turn.started", context)
     await apply_dynamic_tools(session, turn, new_turn=True)

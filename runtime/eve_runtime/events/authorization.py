@@ -46,6 +46,8 @@ class AuthorizationCompleted(StreamEvent):
     outcome: Literal["authorized", "declined", "failed", "timed-out"]
     attempt_id: str
     reason: str | None = None
+    principal_id: str | None = None
+    """Who started the sign-in (the same as its `authorization.required`'s)."""
 
     def wire(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -56,4 +58,6 @@ class AuthorizationCompleted(StreamEvent):
         }
         if self.reason is not None:
             data["reason"] = self.reason
+        if self.principal_id is not None:
+            data["principalId"] = self.principal_id
         return data

@@ -55,9 +55,13 @@ class SessionStarted(StreamEvent):
     """For a subagent's session: the parent call it works for."""
     schedule: dict[str, Any] | None = None
     """For a session a schedule's fire started: `name`, `fireAt` (ISO 8601, UTC) and `manual`."""
+    trace: dict[str, Any] | None = None
+    """The session's trace coordinates (`eve_runtime.tracing.trace_wire`)."""
 
     def wire(self) -> dict[str, Any]:
         data: dict[str, Any] = {"runtime": self.runtime}
+        if self.trace is not None:
+            data["trace"] = self.trace
         if self.predecessor is not None:
             data["predecessor"] = {"sessionId": self.predecessor}
         if self.schedule is not None:
@@ -130,9 +134,14 @@ class TurnStarted(StreamEvent):
 
     type: ClassVar[EventType] = "turn.started"
     at: TurnAt
+    trace: dict[str, Any] | None = None
+    """The turn's trace coordinates (`eve_runtime.tracing.trace_wire`)."""
 
     def wire(self) -> dict[str, Any]:
-        return self.at.wire()
+        data = self.at.wire()
+        if self.trace is not None:
+            data["trace"] = self.trace
+        return data
 
 
 @dataclass(frozen=True, slots=True)

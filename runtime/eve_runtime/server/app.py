@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from eve_runtime.authoring.channel_auth import Principal, auth_wire
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.ids import is_session_id
 from eve_runtime.project.info import agent_info, with_failed_build
@@ -38,7 +39,7 @@ from eve_runtime.server.bodies import (
     validate_follow_up,
     validate_reset,
 )
-from eve_runtime.server.channels import ChannelRouter, eve_channel_refusal
+from eve_runtime.server.channels import ChannelRouter, eve_channel_caller
 from eve_runtime.server.connection_routes import supply_token
 from eve_runtime.server.dev import BuildStatus, fire_schedule, list_sessions
 from eve_runtime.server.openapi import openapi_document
@@ -57,6 +58,7 @@ from eve_runtime.server.stream import SESSION_NOT_FOUND, StreamOptions, StreamRe
 from eve_runtime.sessions.availability import SessionDormant, SessionStranded
 from eve_runtime.sessions.runtime import Runtime
 from eve_runtime.store.base import SessionNotActive, StoreUnavailable
+from eve_runtime.tracing import parse_traceparent
 
 __all__ = ["TASK_PROTOCOL", "WORKFLOW_ID", "create_app"]
 
@@ -73,6 +75,21 @@ TASK_PROTOCOL = 1
 
 def _stranded(exc: SessionStranded) -> ApiError:
     return ApiError(409, str(exc), "session_stranded", extra={"eveVersion": exc.eve_version})
+
+
+def _traced(payload: dict[str, Any], request: Request) -> dict[str, Any]:
+    """A delivery's payload with who sent it and the request's trace context.
+
+    `auth` is the principal the auth chain admitted; `traceparent` the request's W3C header, when
+    it sent a valid one (`eve_runtime.tracing`).
+    """
+    caller = getattr(request.state, "eve_caller", None)
+    if isinstance(caller, Principal):
+        payload = {**payload, "auth": auth_wire(caller)}
+    context = parse_traceparent(request.headers.get("traceparent"))
+    if context is None:
+        return payload
+    return {**payload, "traceparent": context.traceparent}
 
 
 def _not_active() -> ApiError:
@@ -111,9 +128,9 @@ class _Api:
 
         async def run(request: Request) -> Response:
             try:
-                refused = await eve_channel_refusal(self.runtime.agent, self.auth, request, guarded=guarded)
-                if refused is not None:
-                    raise refused
+                request.state.eve_caller = await eve_channel_caller(
+                    self.runtime.agent, self.auth, request, guarded=guarded
+                )
                 return await handler(request)
             except ApiError as exc:
                 return error_response(exc)
@@ -167,7 +184,9 @@ class _Api:
     async def create(self, request: Request) -> Response:
         body = validate_create(await self._body(request))
         session = await self.runtime.create_session(
-            message=body.message, operation_id=body.operation_id, idempotency_key=body.idempotency_key
+            message=_traced(body.message, request) if body.message is not None else None,
+            operation_id=body.operation_id,
+            idempotency_key=body.idempotency_key,
         )
         crashpoint("after-enqueue")  # durable, not acknowledged yet: the client must retry (create-once)
         return json_response(
@@ -183,7 +202,7 @@ class _Api:
             raise _not_active()
         try:
             delivery = await self.runtime.deliver(
-                session_id, body.kind, body.payload, idempotency_key=body.idempotency_key
+                session_id, body.kind, _traced(body.payload, request), idempotency_key=body.idempotency_key
             )
         except SessionNotActive:
             raise _not_active() from None

@@ -10,6 +10,12 @@
   with `www-authenticate: Bearer`; with no token configured at all, every guarded route is 401
   with a message that says how to configure one. The token never appears in a response or a log.
 
+Who an admitted request comes from (its principal, carried into the turns it starts): under
+`eve dev`, `local-dev` (a user: the person at this machine); under `eve start`, `token` (a
+service: everyone holding `EVE_AUTH_TOKEN` is one principal). An app that serves several
+people replaces the chain in `agent/channels/eve.py` with auth functions that return each
+caller's own [`Principal`][eve_runtime.authoring.channel_auth.Principal] (their subject).
+
 Two `Authorization` headers are 400 `duplicate_authorization` on every guarded route, whichever
 authenticator decides (`duplicate_authorization`; the one parser is
 `eve_runtime.authoring.authorization`, shared with channel routes).
@@ -33,12 +39,14 @@ from eve_runtime.authoring.authorization import (
     bearer_matches,
     read_authorization,
 )
+from eve_runtime.authoring.channel_auth import Principal
 
 __all__ = [
     "Authenticator",
     "AuthFailure",
     "BearerTokenAuth",
     "LoopbackAuth",
+    "default_principal",
     "duplicate_authorization",
     "is_loopback_host",
     "token_problem",
@@ -67,6 +75,16 @@ class Authenticator(Protocol):
     def check(self, scope: Scope) -> AuthFailure | None:
         """None when the request may proceed, else why not."""
         ...
+
+
+LOCAL_DEV = Principal("local-dev", "user", "local-dev")
+TOKEN = Principal("token", "service", "bearer")
+
+
+def default_principal(auth: Authenticator) -> Principal:
+    """Who a request the server's own authenticator admitted comes from (see the module docstring)."""
+    principal = getattr(auth, "principal", None)
+    return principal if isinstance(principal, Principal) else LOCAL_DEV
 
 
 def duplicate_authorization(scope: Scope) -> AuthFailure | None:
@@ -129,6 +147,7 @@ class LoopbackAuth:
             names.add(TEST_SERVER_NAME)
         self.allowed_names = frozenset(names)
         self.allow_test_client = allow_test_client
+        self.principal = LOCAL_DEV
 
     def _local_peer(self, scope: Scope) -> bool:
         client = scope.get("client")
@@ -213,6 +232,7 @@ class BearerTokenAuth:
 
     def __init__(self, token: str | None) -> None:
         self._expected = token.encode("utf-8") if token else None
+        self.principal = TOKEN
 
     @property
     def configured(self) -> bool:

@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from eve_runtime.authoring.channel_auth import AuthError, AuthFn, Principal
 from eve_runtime.authoring.channels import Channel, ChannelRoute, InvalidAddress, is_eve_path
-from eve_runtime.server.auth import Authenticator, AuthFailure, duplicate_authorization
+from eve_runtime.server.auth import Authenticator, AuthFailure, default_principal, duplicate_authorization
 from eve_runtime.server.responses import ApiError, error_response, json_response, store_unavailable
 from eve_runtime.server.route_context import RouteContext
 from eve_runtime.sessions.addresses import AddressContended
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from eve_runtime.project.runtime_agent import RuntimeAgent
     from eve_runtime.sessions.runtime import Runtime
 
-__all__ = ["ChannelRouter", "eve_channel_refusal", "run_auth"]
+__all__ = ["ChannelRouter", "eve_channel_caller", "run_auth"]
 
 logger = logging.getLogger("eve.channels")
 
@@ -71,30 +71,36 @@ async def run_auth(chain: Sequence[AuthFn], request: Request) -> Principal | Aut
     return AuthFailure(401, UNAUTHORIZED, "unauthorized", CHALLENGE)
 
 
-async def eve_channel_refusal(
+async def eve_channel_caller(
     agent: RuntimeAgent, default: Authenticator, request: Request, *, guarded: bool
-) -> ApiError | None:
-    """Why an `/eve/v1` request is refused under the served `channels/eve.py`, if it is.
+) -> Principal | None:
+    """Who an `/eve/v1` request comes from under the served `channels/eve.py` (None for an open route).
 
-    Without an authored one, the server's default authenticator decides; two `Authorization`
-    headers are 400 `duplicate_authorization` either way. A disabled channel serves no route at
-    all (404, health included).
+    Without an authored one, the server's default authenticator decides (and names the caller,
+    `eve_runtime.server.auth.default_principal`); an authored chain's first principal is the
+    caller. Two `Authorization` headers are 400 `duplicate_authorization` either way. A disabled
+    channel serves no route at all (404, health included).
+
+    Raises:
+        ApiError: The request is refused.
     """
     authored = agent.eve_channel
     if authored is not None and authored.disabled:
         where = f"[{request.method}] {request.url.path[:200]}"
-        return ApiError(404, f"Cannot find any route matching {where}.", "not_found")
+        raise ApiError(404, f"Cannot find any route matching {where}.", "not_found")
     if not guarded:
         return None
     refused = duplicate_authorization(request.scope)  # whoever decides, two headers are a 400
+    caller: Principal | None = None
     if refused is None and authored is None:
         refused = default.check(request.scope)
+        caller = default_principal(default)
     elif refused is None and authored is not None:
         outcome = await run_auth(authored.auth, request)
-        refused = outcome if isinstance(outcome, AuthFailure) else None
-    if refused is None:
-        return None
-    return ApiError(refused.status, refused.error, refused.code, headers=refused.headers)
+        refused, caller = (outcome, None) if isinstance(outcome, AuthFailure) else (None, outcome)
+    if refused is not None:
+        raise ApiError(refused.status, refused.error, refused.code, headers=refused.headers)
+    return caller
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,11 @@ def _control_status(session_id: str | None) -> dict[str, Any]:
     return {"status": "accepted", "sessionId": session_id}
 
 
+def _signed(payload: dict[str, Any], principal: Principal | None) -> dict[str, Any]:
+    """A delivery's payload with who sent it (`auth`), when the route knows."""
+    return payload if principal is None else {**payload, "auth": principal.wire()}
+
+
 def _message_body(message: Any, turn_policy: str | None, idempotency_key: str | None) -> dict[str, Any]:
     body: dict[str, Any] = {"message": message}
     if turn_policy is not None:
@@ -59,12 +64,15 @@ def _message_body(message: Any, turn_policy: str | None, idempotency_key: str | 
 class AddressHandle:
     """The operations of one channel-local address (`ctx.from_(address)`)."""
 
-    def __init__(self, runtime: Runtime, channel: str, token: str, turn_policy: str) -> None:
+    def __init__(
+        self, runtime: Runtime, channel: str, token: str, turn_policy: str, principal: Principal | None = None
+    ) -> None:
         self._runtime = runtime
         self.channel = channel
         self.token = token
         self.address = channel_address(channel, token)
         self._turn_policy = turn_policy
+        self._principal = principal
 
     def _definition(self) -> Channel | None:
         return self._runtime.agent.channels.get(self.channel)
@@ -82,6 +90,7 @@ class AddressHandle:
         idempotency_key: str | None = None,
         turn_policy: str | None = None,
         state: Any = None,
+        auth: Principal | None = None,
     ) -> SendResult:
         """Send a message: to the address's session, or to a new one that claims the address.
 
@@ -90,6 +99,9 @@ class AddressHandle:
         `turn_policy` (`"steer"` or `"queue"`) overrides the channel's default for this message.
         `state` (JSON data) seeds the channel state of a session this send creates (merged into
         the channel's initial state) and reaches the channel's `deliver` hook as `payload["state"]`.
+        `auth` names the person the message comes from (by default the principal the route's
+        auth chain admitted): only that person's messages steer the turn their message starts,
+        and another person's wait for it to end.
 
         Raises:
             ApiError: 400 for a bad message, key or policy.
@@ -108,7 +120,11 @@ class AddressHandle:
             return await seed(self.channel, definition, state, channels.states.executor, channels.states.timeout)
 
         continued = await self._runtime.addresses.continue_or_create(
-            self.address, request.kind, request.payload, idempotency_key=request.idempotency_key, channel_state=seeded
+            self.address,
+            request.kind,
+            _signed(request.payload, auth or self._principal),
+            idempotency_key=request.idempotency_key,
+            channel_state=seeded,
         )
         result = SendResult(
             continued.session.id, continued.delivery_id, continued.created, continued.replaced, continued.duplicate
@@ -119,11 +135,17 @@ class AddressHandle:
         return result
 
     async def respond(
-        self, input_responses: Sequence[Mapping[str, Any]], *, idempotency_key: str | None = None, state: Any = None
+        self,
+        input_responses: Sequence[Mapping[str, Any]],
+        *,
+        idempotency_key: str | None = None,
+        state: Any = None,
+        auth: Principal | None = None,
     ) -> SendResult:
         """Answer pending requests (approvals, questions) of the address's session; never starts one.
 
-        `state` reaches the channel's `deliver` hook as `payload["state"]`.
+        `state` reaches the channel's `deliver` hook as `payload["state"]`; `auth` names who
+        answers (by default the route's principal), reported as `approval.settled.responderPrincipalId`.
 
         Raises:
             ApiError: 400 for bad responses; 409 `session_not_active` when no session holds the address.
@@ -134,7 +156,10 @@ class AddressHandle:
         request = validate_follow_up(body)
         try:
             continued = await self._runtime.addresses.continue_or_create(
-                self.address, request.kind, request.payload, idempotency_key=request.idempotency_key
+                self.address,
+                request.kind,
+                _signed(request.payload, auth or self._principal),
+                idempotency_key=request.idempotency_key,
             )
         except SessionNotActive:
             raise ApiError(409, "No active session holds this address.", "session_not_active") from None
@@ -197,10 +222,11 @@ class AddressHandle:
 class SessionHandle:
     """Operations pinned to one session id (`ctx.attach_session(session_id)`)."""
 
-    def __init__(self, runtime: Runtime, session_id: str, turn_policy: str) -> None:
+    def __init__(self, runtime: Runtime, session_id: str, turn_policy: str, principal: Principal | None = None) -> None:
         self._runtime = runtime
         self.id = session_id
         self._turn_policy = turn_policy
+        self._principal = principal
 
     async def send(
         self,
@@ -208,15 +234,19 @@ class SessionHandle:
         *,
         idempotency_key: str | None = None,
         turn_policy: str | None = None,
+        auth: Principal | None = None,
     ) -> str:
-        """Send a message to this session; its delivery id.
+        """Send a message to this session; its delivery id (`auth`: who sends it, as for an address).
 
         Raises:
             SessionNotActive: The session is unknown or has ended.
         """
         request = validate_follow_up(_message_body(message, turn_policy or self._turn_policy, idempotency_key))
         delivery = await self._runtime.deliver(
-            self.id, request.kind, request.payload, idempotency_key=request.idempotency_key
+            self.id,
+            request.kind,
+            _signed(request.payload, auth or self._principal),
+            idempotency_key=request.idempotency_key,
         )
         return delivery.id
 
@@ -267,7 +297,7 @@ class RouteContext:
 
     def from_(self, address: str) -> AddressHandle:
         """The operations of a channel-local address (eve's `from(address)`)."""
-        return AddressHandle(self.runtime, self.channel, address, self._turn_policy)
+        return AddressHandle(self.runtime, self.channel, address, self._turn_policy, self.principal)
 
     async def resolve_session(self, address: str) -> str | None:
         """The id of the session holding the address now, if any."""
@@ -276,7 +306,7 @@ class RouteContext:
 
     def attach_session(self, session_id: str) -> SessionHandle:
         """Operations pinned to one session id (no lookup until the first one)."""
-        return SessionHandle(self.runtime, session_id, self._turn_policy)
+        return SessionHandle(self.runtime, session_id, self._turn_policy, self.principal)
 
     async def json(self) -> dict[str, Any]:
         """The request body as a JSON object (400 for anything else; 413 past the size limit)."""

@@ -58,12 +58,19 @@ class ChildHost(Protocol):
 
 
 async def create_child(
-    runtime: ChildHost, parent_id: str, task: TaskState, message: str, *, tool_call: ToolCall | None = None
+    runtime: ChildHost,
+    parent_id: str,
+    task: TaskState,
+    message: str,
+    *,
+    tool_call: ToolCall | None = None,
+    traceparent: str | None = None,
 ) -> str:
     """Create the child session of a new task, with its first message (once: again is a no-op).
 
     A tool task's child gets `tool_call` to run instead of a message for a model. Returns the
-    child's id: the task's, or the one an earlier attempt created for the same call.
+    child's id: the task's, or the one an earlier attempt created for the same call. With
+    `traceparent` (the parent turn's), the child's session joins the parent's trace.
     """
     link = {
         "sessionId": parent_id,
@@ -84,6 +91,8 @@ async def create_child(
     if tool_call is not None:
         payload["message"] = f"{tool_call.name} {json.dumps(tool_call.arguments, separators=(',', ':'))}"
         payload["toolCall"] = {"id": tool_call.id, "name": tool_call.name, "arguments": tool_call.arguments}
+    if traceparent is not None:
+        payload["traceparent"] = traceparent
     first = NewDelivery(id=new_delivery_id(), kind="message", payload=payload)
     session, created = await runtime.store.create_session(record, first)
     if created:

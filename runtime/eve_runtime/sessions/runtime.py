@@ -238,10 +238,16 @@ class Runtime:
         return delegation_timeout(self.agent_for_node(node_id))
 
     async def create_child(
-        self, parent_id: str, task: TaskState, message: str, *, tool_call: ToolCall | None = None
+        self,
+        parent_id: str,
+        task: TaskState,
+        message: str,
+        *,
+        tool_call: ToolCall | None = None,
+        traceparent: str | None = None,
     ) -> str:
         """Create the child session of a new task (see `eve_runtime.sessions.children`); returns its id."""
-        return await create_child(self, parent_id, task, message, tool_call=tool_call)
+        return await create_child(self, parent_id, task, message, tool_call=tool_call, traceparent=traceparent)
 
     async def send_to_child(self, task: TaskState, message: str) -> bool:
         """Give a task's child another message for the task's current call (once); False when it has ended."""

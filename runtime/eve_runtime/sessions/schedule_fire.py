@@ -21,7 +21,7 @@ from collections.abc import Awaitable
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from eve_runtime.authoring.channel_auth import Principal
+from eve_runtime.authoring.channel_auth import Principal, auth_wire
 from eve_runtime.authoring.channels import Channel, channel_address
 from eve_runtime.authoring.schedules import APP_AUTH, Schedule, ScheduleContext, ScheduledSend
 from eve_runtime.engine.channel_state import as_json, run_deliver, seed
@@ -64,11 +64,6 @@ class FireHost(Protocol):
 def fire_time(at: float) -> str:
     """A fire time as eve writes it: ISO 8601 in UTC, to the second (`2026-01-05T09:00:00Z`)."""
     return datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def auth_wire(principal: Principal) -> dict[str, Any]:
-    """A principal as a message's `auth` (eve's session auth shape)."""
-    return {"authenticator": principal.authenticator, "principalId": principal.id, "principalType": principal.type}
 
 
 def _message(text: str, mark: dict[str, Any], turn_policy: str) -> dict[str, Any]:

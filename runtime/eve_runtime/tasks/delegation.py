@@ -28,6 +28,7 @@ from eve_runtime.outcomes import ToolOutcome
 from eve_runtime.project.runtime_agent import RuntimeAgent
 from eve_runtime.tasks.ports import TaskSession
 from eve_runtime.tasks.relay import apply_relay, withdraw_relayed
+from eve_runtime.tracing import TraceContext
 
 __all__ = [
     "AGENT_TOOL",
@@ -240,8 +241,13 @@ async def give_work(
     Called again by recovery for tasks the events started, so a crash between the parent's events
     and the child's creation cannot strand a task. A tool task's child runs `tool_call`.
     """
+    turn = session.state.turn
+    trace = TraceContext.from_json(turn.trace) if turn is not None else None
+    traceparent = trace.traceparent if trace is not None else None
     if tool_call is not None and new_child:
-        task.child_session_id = await session.host.create_child(session.session_id, task, "", tool_call=tool_call)
+        task.child_session_id = await session.host.create_child(
+            session.session_id, task, "", tool_call=tool_call, traceparent=traceparent
+        )
     elif tool_call is not None:
         arguments = {k: v for k, v in tool_call.arguments.items() if k != "taskId"}
         if not await session.host.serve_input(task, arguments):
@@ -252,7 +258,9 @@ async def give_work(
     elif new_child:
         child = session.host.agent_for_node(task.node_id, session.root)
         wrapped = first_message(task.name, child.manifest.description, message)
-        task.child_session_id = await session.host.create_child(session.session_id, task, wrapped)
+        task.child_session_id = await session.host.create_child(
+            session.session_id, task, wrapped, traceparent=traceparent
+        )
     elif not await session.host.send_to_child(task, message):
         error = {"code": "AGENT_SESSION_ENDED", "message": f"The session of task {task.task_id} has ended."}
         result = settle_task(session, {"taskId": task.task_id, "status": "failed", "error": error})

@@ -88,6 +88,8 @@ async def handle_while_waiting(session: TaskSession, delivery: DeliveryRecord | 
         return "resumed"
     if delivery.kind in ("message", "responses") and await forward_answers(session, delivery):
         return "parked"  # an answer to a child's request: the child settles it and reports back
+    if delivery.kind == "message" and not turn.serves(delivery.payload):
+        return "deferred"  # another person's message waits for the turn to end (`TurnState.serves`)
     if delivery.kind == "message":
         _resume(session, "A new message arrived.", [*expired, session.join_turn(delivery)], [delivery.id])
         return "resumed"

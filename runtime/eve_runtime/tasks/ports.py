@@ -44,9 +44,15 @@ class TaskHost(Protocol):
         ...
 
     async def create_child(
-        self, parent_id: str, task: TaskState, message: str, *, tool_call: ToolCall | None = None
+        self,
+        parent_id: str,
+        task: TaskState,
+        message: str,
+        *,
+        tool_call: ToolCall | None = None,
+        traceparent: str | None = None,
     ) -> str:
-        """Create the child session of a new task; returns its id."""
+        """Create the child session of a new task (in the trace of `traceparent`, if given); returns its id."""
         ...
 
     async def send_to_child(self, task: TaskState, message: str) -> bool:
