@@ -265,7 +265,10 @@ class SessionActor:
         consumed: Sequence[str] = (),
         terminal: bool = False,
     ) -> None:
-        """`turn.failed` then `session.waiting`, logged with its cause; a `terminal` failure ends the session with `session.failed`."""
+        """`turn.failed` then `session.waiting`, logged with its cause.
+
+        A `terminal` failure ends the session with `session.failed` instead.
+        """
         turn = self.turn
         logger.warning("session %s: %s failed: %s: %s %s", self.session_id, turn.turn_id, code, message, details or "")
         await cancel_tasks(self, reason="turn_failed")
