@@ -284,7 +284,7 @@ const scenarios = {
 
   async cancel() {
     const c = client();
-    const { session, response } = await c.sessions.create({ message: "/delay 150\n/reply one two three four five six seven eight" });
+    const { session, response } = await c.sessions.create({ message: "/delay 400\n/reply one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen" });
     const seen = [];
     for await (const event of response) {
       seen.push(event);
