@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from eve_runtime.checkpoint import ParentLink, TaskState, UsageTotals
-from eve_runtime.events import actions, tasks, turns
+from eve_runtime.events import actions, extensions, tasks, turns
 from eve_runtime.events.catalog import EVENT_TYPES, EXTENSION_EVENT_TYPES, CallAt, StepAt, StreamEvent, TaskAt, TurnAt
 from eve_runtime.events.usage import add_call, add_reported, call_usage_of, call_usage_wire, report_wire, totals_wire
 from eve_runtime.messages import ToolCall
@@ -116,7 +116,7 @@ CASES: list[tuple[StreamEvent, str]] = [
         '["step.completed",{"finishReason":"other","sequence":3,"stepIndex":1,"turnId":"turn_3"}]',
     ),
     (
-        turns.StepRetrying(
+        extensions.StepRetrying(
             STEP, 2, 4, 1.2345, "MODEL_CALL_FAILED", "slow down", {"semanticErrorId": "model-rate-limited"}
         ),
         '["step.retrying",{"attempt":2,"code":"MODEL_CALL_FAILED","delayMs":1234,"details":{"semanticErrorId":'

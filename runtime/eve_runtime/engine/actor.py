@@ -7,10 +7,9 @@ resetting), and ends when the inbox is empty; a parked session holds no task and
 Each actor runs one build of the app: the newest for an idle session (moving it there, see
 `eve_runtime.engine.handoff`), the one it was working on for a busy one.
 
-Here are the actor's state, what the runtime hands it, what turns ask of it (ending a turn, the
-session's values) and its writes (events, history and checkpoint in one commit). Its loop is in
-`eve_runtime.engine.loop`, the routing of each delivery in `eve_runtime.engine.routing`. The
-actor satisfies the engine's ports (`eve_runtime.engine.ports`): its helpers see only those.
+Here are its state, what the runtime hands it, what turns ask of it (ending a turn, the session's
+values) and its writes (events, history and checkpoint in one commit); its loop is `engine.loop`,
+each delivery's routing `engine.routing`. Its helpers see only the ports (`engine.ports`).
 """
 
 from __future__ import annotations
@@ -265,19 +264,16 @@ class SessionActor:
         consumed: Sequence[str] = (),
         terminal: bool = False,
     ) -> None:
-        """`turn.failed` then `session.waiting`, logged with its cause.
-
-        A `terminal` failure ends the session with `session.failed` instead.
-        """
+        """`turn.failed` (logged with its cause), then `session.waiting`, or `session.failed` if `terminal`."""
         turn = self.turn
         logger.warning("session %s: %s failed: %s: %s %s", self.session_id, turn.turn_id, code, message, details or "")
         await cancel_tasks(self, reason="turn_failed")
         self.emit(TurnFailed(TurnAt.of(turn), code, message, details, terminal))
         if terminal:
             self.emit(SessionFailed(self.session_id, code, message, details, self.state.usage))
-        error = {"error": {"code": code, "message": message}}
+        report = {"error": {"code": code, "message": message}}
         await self._close_turn(
-            history, consumed=consumed, status="failed", report=error, waiting=not terminal, ends=terminal
+            history, consumed=consumed, status="failed", report=report, waiting=not terminal, ends=terminal
         )
 
     async def end_turn_cancelled(

@@ -27,7 +27,8 @@ from eve_runtime.engine.conversation import REPLY_TOOL
 from eve_runtime.engine.options import RuntimeOptions
 from eve_runtime.events.actions import ActionInputAppended
 from eve_runtime.events.catalog import StepAt, StreamEvent
-from eve_runtime.events.turns import MessageAppended, ReasoningAppended, StepRetrying
+from eve_runtime.events.extensions import StepRetrying
+from eve_runtime.events.turns import MessageAppended, ReasoningAppended
 from eve_runtime.messages import ToolCall
 from eve_runtime.models.base import (
     Finish,

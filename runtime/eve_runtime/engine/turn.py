@@ -32,13 +32,13 @@ from eve_runtime.engine.skills import load_skills, quiet_tools, skill_calls
 from eve_runtime.engine.workflow import QuestionBoard, ServeInbox
 from eve_runtime.events.actions import ActionResult, ActionsRequested, load_skill_action
 from eve_runtime.events.catalog import StepAt
+from eve_runtime.events.extensions import StepRetrying
 from eve_runtime.events.turns import (
     MessageCompleted,
     ReasoningCompleted,
     ResultCompleted,
     StepCompleted,
     StepFailed as StepFailedEvent,
-    StepRetrying,
     StepStarted,
 )
 from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage

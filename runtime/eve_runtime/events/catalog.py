@@ -84,7 +84,7 @@ ExtensionEventType = Literal["step.retrying"]
 """Events this runtime adds to eve's catalogue (clients skip types they do not know, as eve's reducer does).
 
 `step.retrying`: a step's model call failed in a way a retry may cure (or the step itself raised),
-and it runs again after `delayMs`; see `events.turns.StepRetrying`.
+and it runs again after `delayMs`; see `events.extensions.StepRetrying`.
 """
 
 EXTENSION_EVENT_TYPES: tuple[ExtensionEventType, ...] = get_args(ExtensionEventType)

@@ -131,9 +131,8 @@ class Runtime:
             if is_descendant(stranded):  # recovering it is delivering work to it: it is cancelled
                 await retire_safely(self.store, self.retiring, stranded.id)
                 continue
-            written = stranded.eve_version or "(none recorded)"
             message = "session %s was written by eve %s (this is eve %s): it is stranded and not resumed"
-            logger.warning(message, stranded.id, written, __version__)
+            logger.warning(message, stranded.id, stranded.eve_version or "(none recorded)", __version__)
             self.timeouts.schedule_deadline(stranded)  # its own timer still retires it
         for session in sessions:
             self.timeouts.schedule_deadline(session)
@@ -321,10 +320,8 @@ class Runtime:
     ) -> EnqueueResult:
         """`deliver`, also telling whether the delivery repeated an earlier idempotency key (`duplicate`).
 
-        A delivery for a stranded child session cancels it (it never runs) and raises `SessionNotActive`.
-
         Raises:
-            SessionNotActive: The session is unknown or has ended.
+            SessionNotActive: The session is unknown or has ended (a stranded child's is cancelled, never run).
             SessionDormant, SessionStranded: This process does not run the session.
         """
         actor = self.actors.get(session_id)
@@ -392,10 +389,7 @@ class Runtime:
     # -- timeouts ----------------------------------------------------------------------------
 
     async def _time_out(self, session_id: str) -> None:
-        """A timeout or a wake is due: the session's actor looks at what is (if the session is still active).
-
-        A stranded session past its deadline is retired instead (trigger `timeout`), running none of its code.
-        """
+        """A timeout or a wake is due: the actor looks at what is; a stranded session is retired (trigger `timeout`)."""
         session = await self.store.get_session(session_id)
         if session is None or session.status != "active":
             return
