@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
-import uvicorn
-
+from tests.fixtures.openai_server import ThreadedServer
 from tests.fixtures.openapi_service import create_app
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_server.py"
@@ -74,38 +70,22 @@ class McpHttpServer:
 
 
 class OpenApiServer:
-    """The OpenAPI service on a real uvicorn, 127.0.0.1 and a free port, in a thread."""
+    """The OpenAPI service on a `ThreadedServer`."""
 
     def __init__(self) -> None:
-        self.port = 0
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server = ThreadedServer(create_app(), "openapi-fixture")
+
+    @property
+    def port(self) -> int:
+        return self._server.port
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> OpenApiServer:
-        listener = socket.socket()
-        listener.bind(("127.0.0.1", 0))
-        self.port = listener.getsockname()[1]
-        self._server = uvicorn.Server(uvicorn.Config(create_app(), log_level="warning", lifespan="off"))
-        server = self._server
-
-        def run() -> None:
-            asyncio.run(server.serve(sockets=[listener]))
-
-        self._thread = threading.Thread(target=run, name="openapi-fixture", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the OpenAPI service did not start")
-            time.sleep(0.01)
+        self._server.start()
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(10)
+        self._server.stop()
