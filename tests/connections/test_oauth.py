@@ -157,14 +157,17 @@ def test_cancel_while_parked_declines_and_a_late_sign_in_resumes_nothing(
 
 
 def test_an_expired_access_token_is_refreshed(tmp_path: Path) -> None:
-    server = McpHttpServer(tmp_path, fixture=OAUTH_FIXTURE, environment={"MCP_TOKEN_SECONDS": "1"}).start()
+    server = McpHttpServer(
+        tmp_path, fixture=OAUTH_FIXTURE, environment={"MCP_TOKEN_SECONDS": "1", "MCP_TOKEN_GRACE": "60"}
+    ).start()
     try:
         with _serve(tmp_path, server.url) as eve, httpx.Client(base_url=eve.url, timeout=30) as http:
             session, required = _parked(http, _call("web__grants", {}))
             with httpx.Client(timeout=30, follow_redirects=True) as browser:
                 assert browser.get(required["authorization"]["url"]).json()["outcome"] == "authorized"
             _wait(http, session, "session.waiting")
-            time.sleep(1.5)  # the one-second access token expires; the refresh token does not
+            time.sleep(1.5)  # the client's one-second access token expires (the server's grace keeps a slow
+            # first use valid); the refresh token does not
             http.post(f"/eve/v1/session/{session}", json={"message": _call("web__grants", {})})
             events = _wait(http, session, "session.waiting", count=2)
             last = [e["data"] for e in _of(events, "action.result")][-1]

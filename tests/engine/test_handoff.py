@@ -28,23 +28,30 @@ pytestmark = pytest.mark.anyio
 
 VERSION_TOOL = '''
 import asyncio
+from pathlib import Path
 from eve_runtime import tool
 
 @tool(needs_approval={approval})
 async def {name}() -> str:
     """Say which build runs."""
-    await asyncio.sleep({delay})
+    while {gate!r} and not Path({gate!r}).exists():
+        await asyncio.sleep(0.01)
     return "{label}"
 '''
 
 
-def build(label: str, *, delay: float = 0.0, agent: str = "") -> dict[str, str]:
-    """The files of one build of the app: instructions and tools that name `label`."""
+def build(label: str, *, agent: str = "", gate: Path | None = None) -> dict[str, str]:
+    """The files of one build of the app: instructions and tools that name `label`.
+
+    With `gate`, the `version` tool returns only once that file exists (a turn held open as long
+    as the test needs, however slow the machine).
+    """
+    version = VERSION_TOOL.format(name="version", approval=False, label=label, gate=str(gate or ""))
     return {
         "agent/agent.py": agent or 'from eve_runtime import define_agent\n\nagent = define_agent(model="test")\n',
         "agent/instructions.md": f"You are build {label}.\n",
-        "agent/tools/version.py": VERSION_TOOL.format(name="version", approval=False, delay=delay, label=label),
-        "agent/tools/dangerous.py": VERSION_TOOL.format(name="dangerous", approval=True, delay=0, label=label),
+        "agent/tools/version.py": version,
+        "agent/tools/dangerous.py": VERSION_TOOL.format(name="dangerous", approval=True, label=label, gate=""),
     }
 
 
@@ -147,12 +154,14 @@ async def test_a_parked_approval_stays_on_its_code_until_answered(tmp_path: Path
 
 
 async def test_a_running_turn_finishes_on_its_code_and_deliveries_meanwhile_queue(tmp_path: Path) -> None:
-    b = await start(tmp_path, build("1", delay=0.3))
+    gate = tmp_path / "release-the-first-turn"
+    b = await start(tmp_path, build("1", gate=gate))
     sid = await b.h.create("/call version {}")
     await b.h.wait_for(sid, lambda ev: "actions.requested" in types(ev))
     await b.deploy(build("2"))
     await b.h.send(sid, "/call version {}", turnPolicy="queue")
     await b.h.send(sid, "/call version {}", turnPolicy="queue")
+    gate.touch()
     events = await b.h.turns(sid, 3)
     assert outputs(events) == ["1", "1", "1"]  # the session stayed on its code while work waited
     await b.h.send(sid, "/call version {}")
