@@ -17,7 +17,7 @@ demo: $(STAMP) bubblewrap ## Scaffold an example agent in .eve/demo and run a re
 	$(BIN)/python scripts/demo.py
 
 test: $(STAMP) bubblewrap ## Run the test suite (offline; uses PostgreSQL at 127.0.0.1:5432 when present)
-	$(BIN)/pytest -q --durations=15
+	$(BIN)/pytest -q -n auto --dist loadgroup --durations=15
 
 bubblewrap: ## Make sure bubblewrap (the sandbox's default backend) is installed: apt-get as root, else say why not
 	@if command -v bwrap >/dev/null 2>&1; then \

@@ -104,7 +104,7 @@ async def test_a_parked_approval_is_answered_on_the_new_build_after_a_redeploy(t
 
 
 async def test_a_turn_interrupted_by_the_redeploy_resumes_on_the_new_build(tmp_path: Path) -> None:
-    d = await deployed(tmp_path, build("1", delay=30))
+    d = await deployed(tmp_path, build("1", gate=tmp_path / "never"))
     sid = await d.h.create("/call version {}")
     await d.h.wait_for(sid, lambda ev: "actions.requested" in types(ev))
     second = await d.redeploy(build("2"), crash=True)

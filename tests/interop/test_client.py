@@ -27,7 +27,7 @@ from tests.helpers import write_events
 from tests.interop.node_env import NodeUnavailable, ensure
 from tests.server.support import scaffold_app
 
-pytestmark = pytest.mark.scenario
+pytestmark = [pytest.mark.scenario, pytest.mark.xdist_group("interop")]  # one node run, on one worker
 
 SCRIPT = Path(__file__).with_name("scenarios.mjs")
 TOKEN = "interop-token-0123456789abcdef"
