@@ -116,6 +116,8 @@ class TaskState(_State):
     """Requests the child raised that are open on this stream, by request id."""
     ended: bool = False
     """A served tool that returned: it takes no more calls."""
+    principal_id: str | None = None
+    """Whose turn gave the task its current work: the child's turns run as that person."""
 
 
 class ParentLink(_State):

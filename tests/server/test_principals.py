@@ -26,6 +26,16 @@ def people(request):
 
 channel = eve_channel(auth=[people])
 """
+WHOAMI = '''
+from eve_runtime import ToolContext, tool
+
+
+@tool
+def whoami(ctx: ToolContext) -> str:
+    """Who this turn works for."""
+    return f"working for {ctx.session.principal_id}"
+'''
+"""A tool of the template's `forecaster` subagent: the principal its turn runs as."""
 ALICE = {"authorization": "Bearer alice-0123456789abcdef"}
 BOB = {"authorization": "Bearer bob-0123456789abcdef"}
 
@@ -34,6 +44,8 @@ BOB = {"authorization": "Bearer bob-0123456789abcdef"}
 def people_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CompiledApp]:
     root = scaffold_app(tmp_path_factory.mktemp("people") / "app")
     (root / "agent/channels/eve.py").write_text(PEOPLE_CHANNEL)
+    (root / "agent/subagents/forecaster/tools").mkdir()
+    (root / "agent/subagents/forecaster/tools/whoami.py").write_text(WHOAMI)
     compiled = compile_app(root, write=False)
     assert compiled.ok and compiled.root is not None, compiled.diagnostics
     yield compiled
@@ -149,3 +161,21 @@ def test_the_default_authenticators_name_their_one_principal(compiled_app: Compi
             events = h.wait_for(session_id, "session.waiting")
             (settled,) = [e for e in events if e["type"] == "approval.settled"]
             assert settled["data"]["responderPrincipalId"] == expected, mode
+
+
+def test_a_subagent_works_for_the_person_whose_turn_called_it(people: Harness) -> None:
+    call = '/call forecaster {"message": "/call whoami {}"}'
+    created = people.client.post("/eve/v1/session", json={"message": call}, headers=BOB)
+    session_id = created.json()["sessionId"]
+    events = people.wait_for(session_id, "session.waiting")
+    started = next(e["data"] for e in events if e["type"] == "agent.started")
+    child = people.events(started["sessionId"])
+    (result,) = [e["data"] for e in child if e["type"] == "action.result"]
+    assert result["result"]["output"] == "working for bob"  # not the server's default principal
+    send(people, session_id, ALICE, message=call)  # the same subagent, now on alice's turn
+    events = people.wait_for(session_id, "session.waiting", count=2)
+    children = {e["data"]["sessionId"] for e in events if e["type"] == "agent.started"}
+    outputs = sorted(
+        e["data"]["result"]["output"] for c in children for e in people.events(c) if e["type"] == "action.result"
+    )
+    assert outputs == ["working for alice", "working for bob"]

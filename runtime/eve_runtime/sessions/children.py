@@ -87,7 +87,13 @@ async def create_child(
         id=task.child_session_id,
         agent=CHILD_PREFIX + task.node_id,
     )
-    payload: dict[str, Any] = {"message": message, "parent": link, "taskCall": task.call_id, "turnPolicy": "queue"}
+    payload: dict[str, Any] = {
+        "message": message,
+        "parent": link,
+        "taskCall": task.call_id,
+        "turnPolicy": "queue",
+        **_caller(task),
+    }
     if tool_call is not None:
         payload["message"] = f"{tool_call.name} {json.dumps(tool_call.arguments, separators=(',', ':'))}"
         payload["toolCall"] = {"id": tool_call.id, "name": tool_call.name, "arguments": tool_call.arguments}
@@ -104,7 +110,7 @@ async def create_child(
 
 async def send_to_child(runtime: ChildHost, task: TaskState, message: str) -> bool:
     """Give a task's child another message for the task's current call (once); False when it has ended."""
-    payload = {"message": message, "turnPolicy": "queue", "taskCall": task.call_id}
+    payload = {"message": message, "turnPolicy": "queue", "taskCall": task.call_id, **_caller(task)}
     return await _deliver_call(runtime, task, payload)
 
 
@@ -113,8 +119,19 @@ async def serve_input(runtime: ChildHost, task: TaskState, arguments: dict[str, 
     payload = {
         "message": f"{task.name} {json.dumps(arguments, separators=(',', ':'))}",
         "serveInput": {"callId": task.call_id, "arguments": arguments},
+        **_caller(task),
     }
     return await _deliver_call(runtime, task, payload)
+
+
+def _caller(task: TaskState) -> dict[str, Any]:
+    """The `auth` of a task's delivery: the person whose turn gave the work, so the child's turn runs as them.
+
+    Nothing when that turn had no recorded principal: the child then runs as the server's own.
+    """
+    if task.principal_id is None:
+        return {}
+    return {"auth": {"authenticator": "task", "principalId": task.principal_id}}
 
 
 async def _deliver_call(runtime: ChildHost, task: TaskState, payload: dict[str, Any]) -> bool:

@@ -242,6 +242,8 @@ async def give_work(
     and the child's creation cannot strand a task. A tool task's child runs `tool_call`.
     """
     turn = session.state.turn
+    if turn is not None:
+        task.principal_id = turn.principal_id  # the child works for the person whose turn this is
     trace = TraceContext.from_json(turn.trace) if turn is not None else None
     traceparent = trace.traceparent if trace is not None else None
     if tool_call is not None and new_child:
