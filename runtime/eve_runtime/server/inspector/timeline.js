@@ -49,7 +49,8 @@ function reasoning(item, open) {
 function tool(item, model) {
   const task = item.taskId ? model.tasks.get(item.taskId) : null;
   const childId = item.childSessionId ?? (task && task.childSessionId);
-  const badges = [h("span", { class: `badge state-${item.state}` }, STATE_LABELS[item.state] ?? item.state)];
+  const shown = item.approval === "pending" && item.state === "input-available" ? "waiting" : STATE_LABELS[item.state] ?? item.state;
+  const badges = [h("span", { class: `badge state-${item.state}` }, shown)];
   if (item.approval) {
     const approval = item.approval === "pending" ? "waiting for approval" : item.approval;
     badges.push(h("span", { class: `badge approval approval-${item.approval}` }, approval));

@@ -1,0 +1,62 @@
+"""Fixtures of the browser scenarios: one headless Chromium per test session (Debian's package,
+driven by Playwright's Python API), a fresh page per test, and `eve dev` processes per module.
+
+Without Chromium (or Playwright) every scenario is skipped with the reason (`make chromium`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.server.inspector.support import CHROMIUM, EveDev, browser_missing
+from tests.server.support import scaffold_app
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    reason = browser_missing()
+    if reason is not None:
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A page in a fresh context; a script error on it fails the test."""
+    context = browser.new_context(viewport={"width": 1100, "height": 800})
+    context.set_default_timeout(15_000)
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        yield opened
+    finally:
+        context.close()
+    assert errors == [], f"the page threw: {errors}"
+
+
+@pytest.fixture(scope="module")
+def dev_app(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return scaffold_app(tmp_path_factory.mktemp("inspector") / "weather-agent")
+
+
+@pytest.fixture(scope="module")
+def eve_dev(dev_app: Path, browser: Any) -> Iterator[EveDev]:
+    """`eve dev` on the module's app (the browser first, so a skip starts no process)."""
+    server = EveDev(dev_app, dev_app.parent / "eve-dev.log")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
