@@ -94,10 +94,12 @@ export class SessionView {
     this.drawHeader();
     this.drawPending();
     if (this.tab === "raw") this.raw.update();
-    this.node.dataset.events = String(model.events.length);
+    if (this.node.dataset.events !== String(model.events.length)) {
+      this.node.dataset.events = String(model.events.length);
+      this.node.dataset.renderedAt = String(performance.now()); // when the newest event was drawn (bench/)
+    }
     this.node.dataset.status = model.status;
     this.node.dataset.stream = this.streamStatus;
-    this.node.dataset.renderedAt = String(performance.now());
   }
 
   drawHeader() {
