@@ -48,11 +48,15 @@ def _eve() -> list[str]:
 
 
 class EveDev:
-    """`eve dev --no-ui` on an app, as a process of its own; `kill()` is a real SIGKILL."""
+    """`eve dev --no-ui` (or another serving command) on an app, as a process of its own; `kill()` is a SIGKILL."""
 
-    def __init__(self, app: Path, log: Path) -> None:
+    def __init__(
+        self, app: Path, log: Path, *, command: tuple[str, ...] = ("dev", "--no-ui"), env: dict[str, str] | None = None
+    ) -> None:
         self.app = app
         self.log = log
+        self.command = command
+        self.env = env or {}
         self.port = 0
         self.process: subprocess.Popen[str] | None = None
         self._log: IO[str] | None = None
@@ -64,9 +68,9 @@ class EveDev:
     def start(self, *args: str, timeout: float = 30.0) -> str:
         """Start it (on the port of the previous start, if any) and wait for its listening line."""
         self._log = self.log.open("a")
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1"}
         self.process = subprocess.Popen(
-            [*_eve(), "dev", "--no-ui", "--port", str(self.port), *args],
+            [*_eve(), *self.command, "--port", str(self.port), *args],
             cwd=self.app,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -80,12 +84,14 @@ class EveDev:
         while time.monotonic() < deadline:
             line = self.process.stdout.readline()
             if not line:
-                raise RuntimeError(f"eve dev exited ({self.process.wait()}) before listening: see {self.log}")
+                self._close()
+                raise RuntimeError(f"eve {self.command[0]} exited ({self.process.wait()}) before listening: {self.log}")
             found = re.search(r"eve listening on http://127\.0\.0\.1:(\d+)", line)
             if found:
                 self.port = int(found.group(1))
                 return self.url
-        raise RuntimeError(f"eve dev did not listen within {timeout}s: see {self.log}")
+        self.kill()
+        raise RuntimeError(f"eve {self.command[0]} did not listen within {timeout}s: see {self.log}")
 
     def kill(self) -> None:
         """SIGKILL, mid-whatever: nothing gets to finish."""
@@ -114,15 +120,22 @@ class EveDev:
             self._log.close()
             self._log = None
 
+    def headers(self) -> dict[str, str]:
+        token = self.env.get("EVE_AUTH_TOKEN")
+        return {"authorization": f"Bearer {token}"} if token else {}
+
     def stored_events(self, session_id: str) -> list[dict[str, Any]]:
         """The session's events as the server stores them (a bounded read)."""
         from tests.server.support import parse_ndjson
 
-        response = httpx.get(f"{self.url}/eve/v1/session/{session_id}/stream?follow=false", timeout=10)
+        url = f"{self.url}/eve/v1/session/{session_id}/stream?follow=false"
+        response = httpx.get(url, headers=self.headers(), timeout=10)
         response.raise_for_status()
         return parse_ndjson(response.content)
 
     def create(self, message: str) -> str:
-        response = httpx.post(f"{self.url}/eve/v1/session", json={"message": message}, timeout=10)
+        response = httpx.post(
+            f"{self.url}/eve/v1/session", json={"message": message}, headers=self.headers(), timeout=10
+        )
         response.raise_for_status()
         return str(response.json()["sessionId"])

@@ -14,6 +14,7 @@ import { SessionsView } from "./sessions.js";
 
 const main = document.getElementById("view");
 const dialog = document.getElementById("token-prompt");
+const forget = document.getElementById("forget-token");
 const build = new BuildWatch(document.getElementById("build-banner"));
 let current = null;
 
@@ -60,15 +61,17 @@ dialog.querySelector("form").addEventListener("submit", (event) => {
   setToken(input.value.trim());
   input.value = "";
   dialog.hidden = true;
+  forget.hidden = token() === null;
   if (current) current.close();
   current = null;
   navigate();
 });
-document.getElementById("forget-token").addEventListener("click", () => {
+forget.addEventListener("click", () => {
   setToken(null);
+  forget.hidden = true;
   askForToken();
 });
-document.getElementById("forget-token").hidden = token() === null;
+forget.hidden = token() === null;
 
 window.addEventListener("hashchange", navigate);
 navigate();

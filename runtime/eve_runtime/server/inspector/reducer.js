@@ -81,12 +81,13 @@ export class SessionModel {
     return this.touch(call);
   }
 
-  interrupt(matches) {
+  /** End the open text and reasoning blocks whose step matches: `interrupted`, or `superseded` (the step ran again). */
+  interrupt(matches, state = "interrupted") {
     for (const blocks of [this.openText, this.openReasoning]) {
       for (const [key, block] of [...blocks]) {
         if (!matches(key)) continue;
         blocks.delete(key);
-        block.state = "interrupted";
+        block.state = state;
         this.touch(block);
       }
     }
@@ -121,7 +122,7 @@ const HANDLERS = {
     this.item("user", { text, turnId: str(data.turnId) });
   },
   "step.started"(data) {
-    this.interrupt((key) => key === stepKey(data)); // a step running again: its earlier partial output is void
+    this.interrupt((key) => key === stepKey(data), "superseded"); // a step running again: its earlier output is void
     this.status = "running";
   },
   "reasoning.appended"(data) {

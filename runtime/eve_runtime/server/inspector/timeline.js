@@ -22,23 +22,25 @@ function user(item) {
 }
 
 function assistant(item) {
-  if (item.state === "interrupted") {
+  if (item.state === "superseded") {
     return h(
       "li",
-      { class: "item assistant interrupted" },
-      h("details", {}, h("summary", {}, "interrupted output (the step ran again)"), h("div", { class: "text" }, item.text)),
+      { class: "item assistant superseded", dataset: { state: item.state } },
+      h("details", {}, h("summary", {}, "output of an interrupted attempt (the step ran again)"), h("div", { class: "text" }, item.text)),
     );
   }
+  const who = { streaming: "assistant (streaming…)", interrupted: "assistant (interrupted)" }[item.state] ?? "assistant";
   return h(
     "li",
     { class: `item assistant ${item.state}`, dataset: { state: item.state } },
-    h("div", { class: "who" }, item.state === "streaming" ? "assistant (streaming…)" : "assistant"),
+    h("div", { class: "who" }, who),
     h("div", { class: "text" }, item.text),
   );
 }
 
 function reasoning(item, open) {
-  const label = item.state === "interrupted" ? "reasoning (interrupted)" : `reasoning (${item.text.length} characters)`;
+  const cut = item.state === "interrupted" || item.state === "superseded";
+  const label = cut ? `reasoning (${item.state})` : `reasoning (${item.text.length} characters)`;
   return h(
     "li",
     { class: "item reasoning" },
