@@ -46,9 +46,24 @@ def page(browser: Any) -> Iterator[Any]:
     assert errors == [], f"the page threw: {errors}"
 
 
+QUESTIONS_TOOL = '''
+from eve_runtime import ToolContext
+
+
+async def questions(ctx: ToolContext) -> dict:
+    """Ask the person two questions: one with options, one in their own words."""
+    colour = await ctx.ask("Which colour?", options=["Red", "Blue"])
+    name = await ctx.ask("What is your name?")
+    return {"colour": dict(colour), "name": dict(name)}
+'''
+
+
 @pytest.fixture(scope="module")
 def dev_app(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return scaffold_app(tmp_path_factory.mktemp("inspector") / "weather-agent")
+    """The template app on the `test` model, plus a tool that asks questions."""
+    app = scaffold_app(tmp_path_factory.mktemp("inspector") / "weather-agent")
+    (app / "agent" / "tools" / "questions.py").write_text(QUESTIONS_TOOL)
+    return app
 
 
 @pytest.fixture(scope="module")

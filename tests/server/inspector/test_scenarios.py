@@ -75,6 +75,22 @@ def test_an_approval_is_answered_by_a_click(page: Any, eve_dev: EveDev, tmp_path
     screenshot(page, tmp_path, "approval-answered")
 
 
+def test_questions_are_answered_with_an_option_and_in_words(page: Any, eve_dev: EveDev, tmp_path: Path) -> None:
+    start_from_the_list(page, eve_dev, "/call questions {}")
+    request = page.locator('.request[data-kind="question"]')
+    expect()(request.locator(".prompt")).to_have_text("Which colour?")
+    expect()(request.locator("button.option")).to_have_text(["Red", "Blue"])
+    request.locator('button.option[data-option-id="blue"]').click()
+    expect()(request.locator(".prompt")).to_have_text("What is your name?")
+    request.locator("input.freeform").fill("Ada <b>Lovelace</b>")
+    screenshot(page, tmp_path, "question-in-words")
+    request.locator("button.send-answer").click()
+    output = page.locator('.item.tool[data-state="completed"] details.io pre').last
+    expect()(output).to_contain_text('"optionId": "blue"')
+    expect()(output).to_contain_text('"text": "Ada <b>Lovelace</b>"')
+    expect()(page.locator(".pending")).to_be_hidden()
+
+
 def test_a_subagent_opens_from_its_parent(page: Any, eve_dev: EveDev, tmp_path: Path) -> None:
     parent = start_from_the_list(page, eve_dev, '/call forecaster {"message":"/reply Sunny all week"}')
     link = page.locator(".item.tool.subagent a.child-link")
