@@ -1,5 +1,10 @@
-"""Fixtures of the browser scenarios: one headless Chromium per test session (Debian's package,
-driven by Playwright's Python API), a fresh page per test, and `eve dev` processes per module.
+"""Fixtures of the browser scenarios: one headless Chromium per module (Debian's package, driven
+by Playwright's Python API), a fresh page per test, and `eve dev` processes per module.
+
+Per module, not per test session: while Playwright's sync API is started, its event loop counts
+as running in this thread, so every later test that runs a loop of its own (`asyncio.run`, the
+anyio plugin) would fail with "Cannot run the event loop while another loop is running". A
+module's tests run together, so the browser stops before any other module's test starts.
 
 Without Chromium (or Playwright) every scenario is skipped with the reason (`make chromium`).
 """
@@ -16,7 +21,7 @@ from tests.server.inspector.support import CHROMIUM, EveDev, browser_missing
 from tests.server.support import scaffold_app
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     reason = browser_missing()
     if reason is not None:
