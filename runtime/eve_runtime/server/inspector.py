@@ -92,7 +92,7 @@ def inspector_routes(auth: Authenticator, *, folder: Path = INSPECTOR_FILES) -> 
     async def asset(request: Request) -> Response:
         return answer(request, request.path_params["name"])
 
-    return [
-        Route("/", page, methods=["GET"]),
-        Route(STATIC_PREFIX + "{name}", asset, methods=["GET"]),
+    return [  # a page, not the API: the OpenAPI document leaves them out
+        Route("/", page, methods=["GET"], include_in_schema=False),
+        Route(STATIC_PREFIX + "{name}", asset, methods=["GET"], include_in_schema=False),
     ]
