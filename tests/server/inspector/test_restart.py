@@ -30,7 +30,7 @@ def restartable(dev_app: Path, browser: Any) -> Iterator[EveDev]:
 def test_the_page_resumes_after_a_restart_mid_turn(page: Any, restartable: EveDev, tmp_path: Path) -> None:
     from playwright.sync_api import expect
 
-    message = f"/delay 150\n/say {WORDS}"
+    message = f"/delay 100\n/say {WORDS}"
     session_id = restartable.create(message)
     page.goto(f"{restartable.url}/#/session/{session_id}")
     streaming = page.locator('.item.assistant[data-state="streaming"] .text')

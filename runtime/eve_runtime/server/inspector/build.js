@@ -31,7 +31,7 @@ export class BuildWatch {
     this.status = null;
     this.listeners = new Set();
     this.poll();
-    this.timer = setInterval(() => this.poll(), POLL_MS);
+    this.timer = setInterval(() => document.hidden || this.poll(), POLL_MS);
   }
 
   subscribe(listener) {

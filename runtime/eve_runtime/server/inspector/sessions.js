@@ -32,7 +32,7 @@ export class SessionsView {
       ),
     );
     this.refresh();
-    this.timer = setInterval(() => this.refresh(), REFRESH_MS);
+    this.timer = setInterval(() => document.hidden || this.refresh(), REFRESH_MS); // a hidden tab reads nothing
   }
 
   close() {
