@@ -152,6 +152,8 @@ def test_the_agent_page_and_a_broken_save(page: Any, eve_dev: EveDev, dev_app: P
     expect()(page.locator('[data-part="schedules"]')).to_contain_text("weekly-outlook")
     expect()(page.locator('[data-part="channels"]')).to_contain_text("webhook")
     expect()(page.locator('[data-part="instructions"]')).to_contain_text("weather")
+    page.click('[data-part="schedules"] button.run-schedule')  # fired by hand, as `eve schedules run` does
+    expect()(page.locator("#agent .notice")).to_contain_text("started wrun_")
     banner = page.locator("#build-banner")
     expect()(banner).to_be_hidden()
 
