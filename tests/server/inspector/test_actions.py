@@ -13,7 +13,7 @@ import pytest
 from tests.server.inspector.support import EveDev, screenshot
 from tests.server.support import scaffold_app
 
-pytestmark = pytest.mark.scenario
+pytestmark = [pytest.mark.scenario, pytest.mark.xdist_group("inspector")]  # one worker: one browser per module
 
 TOKEN = "inspector-browser-token-0123"
 

@@ -17,6 +17,8 @@ from eve_runtime.project.runtime_agent import RuntimeAgent
 from tests.server.inspector.support import screenshot
 from tests.server.support import LiveServer
 
+pytestmark = pytest.mark.xdist_group("inspector")  # with the other browser modules, on one worker
+
 THOUGHT = "The person asks about Paris. <b>Sunny</b> days call for a short answer."
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from tests.server.inspector.support import EveDev, screenshot
 
-pytestmark = pytest.mark.scenario
+pytestmark = [pytest.mark.scenario, pytest.mark.xdist_group("inspector")]  # one worker: one browser per module
 
 WORDS = " ".join(f"w{n}" for n in range(1, 17))
 

@@ -14,7 +14,7 @@ import pytest
 
 from tests.server.inspector.support import REPO, EveDev, screenshot
 
-pytestmark = pytest.mark.scenario
+pytestmark = [pytest.mark.scenario, pytest.mark.xdist_group("inspector")]  # one worker: one browser per module
 
 WORDS = " ".join(f"word{n}" for n in range(1, 11))
 ALERT = '/call send_alert {"city":"Paris","message":"Heat wave from noon"}'
