@@ -16,7 +16,7 @@ install: $(STAMP) ## Create .venv and install eve (editable) with the dev and po
 demo: $(STAMP) bubblewrap ## Scaffold an example agent in .eve/demo and run a real session end to end (offline test model)
 	$(BIN)/python scripts/demo.py
 
-test: $(STAMP) bubblewrap ## Run the test suite (offline; uses PostgreSQL at 127.0.0.1:5432 when present)
+test: $(STAMP) bubblewrap chromium ## Run the test suite (offline; uses PostgreSQL at 127.0.0.1:5432 when present)
 	$(BIN)/pytest -q -n auto --dist loadgroup --durations=15
 
 bubblewrap: ## Make sure bubblewrap (the sandbox's default backend) is installed: apt-get as root, else say why not
@@ -31,6 +31,20 @@ bubblewrap: ## Make sure bubblewrap (the sandbox's default backend) is installed
 	else \
 		echo "bubblewrap: not installed, and installing it needs root and apt-get (sudo apt-get install bubblewrap);" \
 			"the bubblewrap tests will be skipped"; \
+	fi
+
+chromium: ## Make sure Chromium (the inspector's browser tests) is installed: apt-get as root, else say why not
+	@if [ -x /usr/bin/chromium ]; then \
+		:; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "chromium: installing it (apt-get install -y chromium)"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y -qq chromium >/dev/null 2>&1 \
+			|| (apt-get update -qq >/dev/null && apt-get install -y -qq chromium >/dev/null) \
+			|| echo "chromium: apt-get could not install it; the browser tests will be skipped"; \
+	else \
+		echo "chromium: not installed, and installing it needs root and apt-get (sudo apt-get install chromium);" \
+			"the browser tests will be skipped"; \
 	fi
 
 interop: $(STAMP) ## eve's own TypeScript client (npm eve 0.80.1) against eve start; installs Node 24 and the client into ~/.cache/eve-interop first
@@ -59,4 +73,4 @@ clean: ## Remove the virtual environment and generated data
 help: ## Show the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  %-10s %s\n",$$1,$$2}' $(MAKEFILE_LIST)
 
-.PHONY: install demo test interop bubblewrap lint fmt typecheck check bench clean help
+.PHONY: install demo test interop bubblewrap chromium lint fmt typecheck check bench clean help

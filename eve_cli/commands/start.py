@@ -82,6 +82,7 @@ def run_server(
     on_listening: Callable[[Path, str], None] | None = None,
     companion: Callable[[str], Awaitable[None]] | None = None,
     log_file: Path | None = None,
+    inspector: bool = False,
 ) -> None:
     """Find the app, load its .env files, resolve the defaults and serve until stopped (shared with `eve dev`)."""
     from eve_runtime.errors import CompileError
@@ -97,6 +98,8 @@ def run_server(
         if on_listening is not None:
             on_listening(app_root, line)  # before the line: whoever reads it may rely on what this did
         sys.stdout.write(line + "\n")
+        if inspector or mode == "development":
+            sys.stdout.write(f"eve inspector at {line.removeprefix('eve listening on ').strip()}/\n")
         sys.stdout.flush()
 
     try:
@@ -111,6 +114,7 @@ def run_server(
             resume=resume,
             on_listening=listening,
             companion=companion,
+            inspector=inspector,
         )
     except CompileError as exc:
         print_diagnostics(exc.diagnostics, err)
@@ -131,6 +135,17 @@ def start(
     database_url: Annotated[
         str | None, typer.Option("--database-url", help="Postgres connection string (default: $EVE_DATABASE_URL).")
     ] = None,
+    inspector: Annotated[
+        bool, typer.Option("--inspector", help="Also serve the web inspector at / (its data calls need the token).")
+    ] = False,
 ) -> None:
     """Serve the agent in production: every route but health needs Authorization: Bearer $EVE_AUTH_TOKEN."""
-    run_server(mode="production", host=host, port=port, default_port=3000, world=world, database_url=database_url)
+    run_server(
+        mode="production",
+        host=host,
+        port=port,
+        default_port=3000,
+        world=world,
+        database_url=database_url,
+        inspector=inspector,
+    )

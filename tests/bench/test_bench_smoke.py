@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from bench import compaction, concurrency, recovery, step_overhead, store_growth, stream_throughput
+from bench import compaction, concurrency, inspector_render, recovery, step_overhead, store_growth, stream_throughput
 from bench._common import BENCH_DATA
 
 
@@ -129,3 +129,16 @@ def test_provider_failures_runs(monkeypatch: pytest.MonkeyPatch) -> None:
         assert cases[name]["code"] == "MODEL_CALL_FAILED" and "API key" in cases[name]["message"]
     assert "connection refused" in cases["unreachable URL"]["message"]
     provider_failures.report(figures)
+
+
+def test_inspector_render_runs() -> None:
+    from tests.server.inspector.support import browser_missing
+
+    if (reason := browser_missing()) is not None:
+        pytest.skip(reason)
+    figures = inspector_render.run(events=40, runs=1, warmup=False)
+    assert figures["events"] >= 40
+    assert figures["baseline_events"] < figures["events"]
+    for key in ("baseline_ms", "conversation_ms", "raw_ms"):
+        assert figures[key] > 0
+    inspector_render.report(figures)

@@ -152,6 +152,8 @@ def test_a_broken_agent_serves_its_diagnostics_until_a_save_fixes_it(app: Path) 
         assert error["diagnostics"][0]["line"] == 1
         build = http.get("/eve/v1/dev/build").json()
         assert (build["status"], build["serving"], build["rebuilds"]) == ("failed", False, 0)
+        page = http.get("/")  # the web inspector shows the errors too
+        assert page.status_code == 200 and "content-security-policy" in page.headers
         tool.write_text("def version(::\n")  # still broken: the newest build's diagnostics are served
         deadline = time.monotonic() + 20
         while http.get("/eve/v1/dev/build").json()["rebuilds"] == 0:

@@ -1,4 +1,4 @@
-"""The wheel ships both packages and the templates; `eve --help` and `eve info` never import litellm."""
+"""The wheel ships both packages, the templates and the inspector; `eve --help`, `eve info` never import litellm."""
 
 from __future__ import annotations
 
@@ -33,6 +33,9 @@ def test_wheel_contents(wheel: Path) -> None:
     assert "eve_cli/main.py" in names
     assert "eve_runtime/__init__.py" in names and "eve_runtime/py.typed" in names
     assert "eve_runtime/models/test_model.py" in names
+    inspector = REPO / "runtime" / "eve_runtime" / "server" / "inspector"
+    shipped = {n.removeprefix("eve_runtime/server/inspector/") for n in names if "/server/inspector/" in n}
+    assert shipped == {path.name for path in inspector.iterdir()} >= {"index.html", "app.js", "inspector.css"}
     for template_file in ("agent/agent.py", "agent/instructions.md", "agent/tools/get_weather.py", "gitignore"):
         assert f"eve_cli/templates/default/{template_file}" in names
     assert not [n for n in names if "__pycache__" in n or n.startswith(".eve")]

@@ -57,7 +57,7 @@ def _eve(
 
 @dataclass
 class Server:
-    process: subprocess.Popen[str]
+    process: subprocess.Popen[bytes]
     url: str
     stdout_rest: str = ""
     """What the server printed on stdout after its listening line."""
@@ -67,7 +67,8 @@ class Server:
     def stop(self) -> None:
         """SIGTERM, then wait for the exit."""
         self.process.send_signal(signal.SIGTERM)
-        self.stdout_rest, self.stderr = self.process.communicate(timeout=30)
+        out, err = self.process.communicate(timeout=30)
+        self.stdout_rest, self.stderr = out.decode(), err.decode()
         self.returncode = self.process.returncode
 
 
@@ -80,17 +81,17 @@ def serving(app: Path, *args: str, env: Mapping[str, str] | None = None) -> Iter
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
+        bufsize=0,  # unbuffered bytes: reading the listening line leaves what follows it in the pipe
     )
     try:
         assert process.stdout is not None
         ready, _, _ = select.select([process.stdout], [], [], 60)
-        line = process.stdout.readline().rstrip("\n") if ready else ""
+        line = process.stdout.readline().decode().rstrip("\n") if ready else ""
         match = LISTENING.match(line)
         if match is None:
             process.kill()
             _out, err = process.communicate(timeout=30)
-            raise AssertionError(f"no listening line (got {line!r}); stderr:\n{err}")
+            raise AssertionError(f"no listening line (got {line!r}); stderr:\n{err.decode()}")
         server = Server(process, f"http://127.0.0.1:{match.group(1)}")
         yield server
         if server.returncode is None:
@@ -154,7 +155,7 @@ def test_dev_without_ui_serves_loopback_without_a_token(app: Path) -> None:
         assert info["mode"] == "development"
         server.stop()
     assert server.returncode == 0, server.stderr
-    assert server.stdout_rest == ""
+    assert server.stdout_rest == f"eve inspector at {server.url}/\n"  # the web inspector's link, after the line
 
 
 def test_sessions_survive_a_restart(app: Path) -> None:

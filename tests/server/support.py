@@ -149,6 +149,8 @@ class LiveServer:
     stream_options: StreamOptions | None = None
     store: Store = field(default_factory=MemoryStore)
     limits: HttpLimits | None = None
+    models: dict[str, Model] | None = None
+    """Stand-ins for the app's models by id (a FunctionModel under `test`)."""
     port: int = 0
     app: Starlette | None = None
     _loop: asyncio.AbstractEventLoop | None = None
@@ -207,7 +209,7 @@ class LiveServer:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         await self.store.open()
-        runtime = Runtime(self.agent, self.store, options=FAST, mode=self.mode)
+        runtime = Runtime(self.agent, self.store, options=FAST, mode=self.mode, models=self.models)
         await runtime.start()
         auth = self.auth or LoopbackAuth()
         self.app = create_app(runtime, self.manifest, mode=self.mode, auth=auth, stream_options=self.stream_options)

@@ -34,6 +34,8 @@ def test_lists_every_session_newest_first(api: Harness) -> None:
     assert [s["state"] for s in sessions] == ["ended", "idle", "idle"]
     assert [s["preview"] for s in sessions] == ["bye", "hello", ""]
     assert {s["agent"] for s in sessions} == {"weather-agent"}
+    assert sessions[1]["usage"]["inputTokens"] > 0 and sessions[1]["usage"]["outputTokens"] > 0
+    assert sessions[2]["usage"] == {}  # no turn yet
     created = [datetime.fromisoformat(s["createdAt"].replace("Z", "+00:00")) for s in sessions]
     assert created == sorted(created, reverse=True)
     assert all(s["createdAt"].endswith("Z") for s in sessions)

@@ -105,10 +105,13 @@ def test_the_document_describes_exactly_the_served_routes(mode: Mode, agent: Run
         served = {
             (route.path.replace(":path}", "}"), method)  # a nested schedule name holds a '/'
             for route in api.app.routes
-            if isinstance(route, Route) and route.methods is not None
+            if isinstance(route, Route) and route.methods is not None and route.include_in_schema
             for method in route.methods
         }
     assert documented == served
+    inspector = {route.path for route in api.app.routes if isinstance(route, Route) and not route.include_in_schema}
+    page = {"/", "/inspector/{name}"} if mode == "development" else set()  # the web inspector: a page, not the API
+    assert inspector == page
     dev_routes = {"/eve/v1/dev/sessions", "/eve/v1/dev/build", "/eve/v1/dev/schedules/:scheduleId"}
     dev_only = dev_routes if mode == "development" else set()
     extra = {

@@ -42,6 +42,7 @@ from eve_runtime.server.bodies import (
 from eve_runtime.server.channels import ChannelRouter, eve_channel_caller
 from eve_runtime.server.connection_routes import supply_token
 from eve_runtime.server.dev import BuildStatus, fire_schedule, list_sessions
+from eve_runtime.server.inspector import inspector_routes
 from eve_runtime.server.openapi import openapi_document
 from eve_runtime.server.responses import (
     ApiError,
@@ -71,6 +72,7 @@ WORKFLOW_ID = "workflow//eve//workflowEntry"
 RETRY_DEGRADED = 5
 """The `retry-after` of a degraded health answer, in seconds."""
 TASK_PROTOCOL = 1
+_NO_STORE, _JSON = {"cache-control": "no-store"}, "application/json; charset=utf-8"
 
 
 def _stranded(exc: SessionStranded) -> ApiError:
@@ -110,8 +112,10 @@ class _Api:
         body_timeout: float,
         reset_timeout: float,
         stream_options: StreamOptions,
+        inspector: bool,
     ) -> None:
         self.runtime = runtime
+        self.inspector = inspector or mode == "development"
         self.auth = auth
         self.max_body_bytes = max_body_bytes
         self.body_timeout = body_timeout
@@ -168,18 +172,10 @@ class _Api:
         self.build = self.build.next(generation, failed)
 
     async def info(self, request: Request) -> Response:
-        return Response(
-            self.info_body,
-            headers={"cache-control": "no-store"},
-            media_type="application/json; charset=utf-8",
-        )
+        return Response(self.info_body, headers=_NO_STORE, media_type=_JSON)
 
     async def openapi(self, request: Request) -> Response:
-        return Response(
-            self.openapi_body,
-            headers={"cache-control": "no-store"},
-            media_type="application/json; charset=utf-8",
-        )
+        return Response(self.openapi_body, headers=_NO_STORE, media_type=_JSON)
 
     async def create(self, request: Request) -> Response:
         body = validate_create(await self._body(request))
@@ -276,7 +272,7 @@ class _Api:
         return await open_stream(self.runtime.store, child, query, self.stream_options, self.streams)
 
     async def dev_sessions(self, request: Request) -> Response:
-        """`GET /eve/v1/dev/sessions` (development mode only): every session in the store, newest first."""
+        """`GET /eve/v1/dev/sessions` (development, or the inspector): every session in the store, newest first."""
         return json_response(
             {"ok": True, "sessions": await list_sessions(self.runtime.store, self.runtime.availability)}
         )
@@ -288,7 +284,7 @@ class _Api:
         return await sign_in_callback(self.runtime, request)
 
     async def dev_build(self, request: Request) -> Response:
-        """`GET /eve/v1/dev/build` (development mode only): the serving generation and the newest rebuild."""
+        """`GET /eve/v1/dev/build` (development, or the inspector): the serving generation and the newest rebuild."""
         return json_response({"ok": True, **self.build.to_json()})
 
     async def dev_schedule(self, request: Request) -> Response:
@@ -329,15 +325,16 @@ class _Api:
                 methods=["GET"],
             ),
         ]
-        if self.mode == "development":
+        if self.inspector:  # what the inspector reads: also under `eve start --inspector` (behind the token)
             routes.append(Route("/eve/v1/dev/sessions", self.endpoint(self.dev_sessions), methods=["GET"]))
             routes.append(Route("/eve/v1/dev/build", self.endpoint(self.dev_build), methods=["GET"]))
+        if self.mode == "development":
             schedules = "/eve/v1/dev/schedules/{scheduleId:path}"  # nested names hold a '/'
             routes.append(Route(schedules, self.endpoint(self.dev_schedule), methods=["POST"]))
         for route in routes[1:]:
             if route.methods is not None:
                 route.methods.discard("HEAD")  # starlette adds HEAD to GET routes; only health serves it
-        return routes
+        return routes + (inspector_routes(self.auth) if self.inspector else [])
 
 
 def create_app(
@@ -352,6 +349,7 @@ def create_app(
     stream_options: StreamOptions | None = None,
     generation: int = 0,
     rebuilds: int = 0,
+    inspector: bool = False,
 ) -> Starlette:
     """The `/eve/v1` HTTP API over a runtime whose store is open and which is started (or will be).
 
@@ -370,6 +368,7 @@ def create_app(
         stream_options: Heartbeat and lease timing of live streams.
         generation: The generation of `manifest` (`GET /eve/v1/dev/build` reports it in development).
         rebuilds: The rebuilds before this app (`eve dev` that started on a broken agent).
+        inspector: Serve the web inspector at `/` with the dev routes it reads (always in development).
 
     Returns:
         The app. `app.state.streams` ([`StreamRegistry`][eve_runtime.server.stream.StreamRegistry])
@@ -384,6 +383,7 @@ def create_app(
         body_timeout=body_timeout,
         reset_timeout=reset_timeout,
         stream_options=stream_options or StreamOptions(),
+        inspector=inspector,
     )
     app = Starlette(
         routes=api.routes(),

@@ -2,7 +2,8 @@
 
 - `GET /eve/v1/dev/sessions` lists every session in the store, newest first (`eve sessions list`,
   the terminal UI's `/sessions`), each with its `state` (what it is doing now: `running`,
-  `waiting-for-input`, `idle`, `dormant`, `stranded` or `ended`) and a `preview` of its first message.
+  `waiting-for-input`, `idle`, `dormant`, `stranded` or `ended`), a `preview` of its first message
+  and its `usage` (the newest total a `turn.waiting` or `session.*` event reported; `{}` before one).
 - `GET /eve/v1/dev/build` tells which generation serves and how the newest rebuild went, so the
   terminal UI can show a reload or a broken save's diagnostics.
 - `POST /eve/v1/dev/schedules/{scheduleId}` fires a schedule once, by hand, and answers
@@ -10,7 +11,8 @@
   `eve dev` never fires schedules on their cadence. A nested name is `billing/sweep` (or
   `billing%2Fsweep`). An unknown one is a 404 `schedule_not_found` listing `availableScheduleIds`.
 
-They exist only in development mode: under `eve start` they are not routes at all (404).
+They exist only in development mode: under `eve start` they are not routes at all (404), except
+that `eve start --inspector` serves the two reads (sessions, build) behind the bearer token.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ _STATE_EVENTS: dict[str, SessionState] = {
     "session.completed": "ended",
     "session.failed": "ended",
 }
+_USAGE_EVENTS = frozenset({"turn.waiting", "session.waiting", "session.completed", "session.failed"})
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,11 @@ async def _describe(store: Store, record: SessionRecord, availability: Availabil
         if row.type == "turn.waiting" and json.loads(row.line).get("data", {}).get("on") == "input":
             state = "waiting-for-input"
         break
+    usage: Any = {}
+    for row in reversed(rows):
+        if row.type in _USAGE_EVENTS:
+            usage = json.loads(row.line).get("data", {}).get("usage") or {}
+            break
     if record.status != "active":
         state = "ended"
     elif availability.stranded(record):
@@ -116,11 +124,12 @@ async def _describe(store: Store, record: SessionRecord, availability: Availabil
         "createdAt": _iso(record.created_at),
         "agent": record.agent,
         "preview": preview,
+        "usage": usage,
     }
 
 
 async def list_sessions(store: Store, availability: Availability | None = None) -> list[dict[str, Any]]:
-    """Every session of the store, newest first: `{sessionId, status, state, createdAt (ISO 8601), agent, preview}`.
+    """Every session of the store, newest first: `{sessionId, status, state, createdAt, agent, preview, usage}`.
 
     `status` is the stored one (`active`, `completed`, `failed`, `reset`); `state` is what the
     session does now (see the module docstring); `availability` tells dormant and stranded ones.

@@ -6,6 +6,7 @@ Instead of exiting, `eve dev` listens as usual and answers from the failed build
   diagnostics}`;
 - `GET /eve/v1/dev/build` is `{generation: 0, rebuilds, status: "failed", serving: false,
   diagnostics}`, so the terminal UI shows the errors as it shows a broken save's;
+- the web inspector's page is served as usual (it shows the diagnostics);
 - every other request (a message, a new session, info, a channel) is 409 `agent_has_errors`
   saying what to fix first, with the diagnostics.
 
@@ -33,6 +34,7 @@ from eve_runtime.diagnostics import Diagnostic
 from eve_runtime.project.compiler import CompiledApp, compile_app
 from eve_runtime.project.paths import load_env_files
 from eve_runtime.server.auth import LoopbackAuth
+from eve_runtime.server.inspector import inspector_routes
 from eve_runtime.server.responses import ApiError, error_response, json_response
 from eve_runtime.server.stream import StreamRegistry
 from eve_runtime.serving.reloader import watched
@@ -126,6 +128,7 @@ class BrokenBuild:
             routes=[
                 Route("/eve/v1/health", health, methods=["GET", "HEAD"]),
                 Route("/eve/v1/dev/build", build, methods=["GET"]),
+                *inspector_routes(self.auth),  # the page shows the diagnostics too
                 Route("/{path:path}", refuse, methods=every),
             ]
         )

@@ -211,6 +211,7 @@ async def _serve(
     on_listening: Callable[[str], None],
     companion: Callable[[str], Awaitable[None]] | None,
     limits: HttpLimits,
+    inspector: bool,
 ) -> None:
     try:
         if world == "postgres":  # many processes share the store: sessions run under leases
@@ -257,6 +258,7 @@ async def _serve(
                 stream_options=stream_options,
                 generation=compiled.loader.generation,
                 rebuilds=rebuilds,
+                inspector=inspector,
             )
             if reload:
                 reloader = Reloader(compiled.paths.app_root, runtime, compiled, on_reload=_show(app))
@@ -306,6 +308,7 @@ def serve(
     reload: bool = False,
     resume: bool = True,
     companion: Callable[[str], Awaitable[None]] | None = None,
+    inspector: bool = False,
 ) -> None:
     """Compile the app at `app_root` and serve it until SIGTERM/SIGINT; returns after a clean shutdown.
 
@@ -326,6 +329,8 @@ def serve(
             `--resume`) they stay dormant, and a message to one answers 409 `session_dormant`.
         companion: Run with the server's URL once it listens, in the server's event loop (the
             terminal UI of `eve dev`); when it returns, the server stops.
+        inspector: Also serve the web inspector at `/` in `production` (behind the bearer token);
+            `development` always serves it (`eve_runtime.server.inspector`).
 
     The HTTP connection limits come from `EVE_HTTP_*` (see `eve_runtime.serving.http_limits`).
 
@@ -369,6 +374,7 @@ def serve(
         on_listening=on_listening,
         companion=companion,
         limits=limits,
+        inspector=inspector,
     )
     del compiled  # with reload, a generation is released once nothing uses it: this frame must not hold one
     asyncio.run(main)
