@@ -65,7 +65,9 @@ t.check(first.message, equals("add -> 3"))
         """
 t.session(stubs=[
     {"id": "five", "tool": "add", "match": {"a": {"const": 5}}, "outcome": {"response": "five"}},
-    {"id": "seq", "tool": "add", "outcomes": [{"response": {"sum": "one"}}, {"throw": {"message": "boom", "name": "Down"}}]},
+    {"id": "seq", "tool": "add", "outcomes": [
+        {"response": {"sum": "one"}}, {"throw": {"message": "boom", "name": "Down"}},
+    ]},
 ])
 await t.send('/call add {"a": 1, "b": 1}\\n/call add {"a": 5, "b": 0}')
 await t.send('/call add {"a": 2, "b": 2}')
