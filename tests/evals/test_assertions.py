@@ -9,6 +9,7 @@ import pytest
 from eve_runtime.evals import equals, includes, matches, satisfies, similarity
 from eve_runtime.evals.assertions import Assertion, value_matches, verdict
 from eve_runtime.evals.judge import JudgeError, parse_verdict, run_judge
+from eve_runtime.messages import Message
 from eve_runtime.models import FunctionModel
 
 
@@ -85,14 +86,14 @@ def test_an_answer_without_a_verdict_is_an_error(answer: str) -> None:
 async def test_the_judge_sees_the_criteria_and_the_answer() -> None:
     seen: list[str] = []
 
-    def grade(messages: list, info: object) -> str:
+    def grade(messages: list[Message], info: object) -> str:
         seen.append(messages[-1].content)
         return '{"score": 0.6, "reason": "half"}'
 
     assert await run_judge(FunctionModel(grade), "Mentions Paris.", {"input": "q", "output": "Paris!"}) == (0.6, "half")
     assert "Criteria: Mentions Paris." in seen[0] and "Output:\nParis!" in seen[0]
 
-    def fail(messages: list, info: object) -> str:
+    def fail(messages: list[Message], info: object) -> str:
         raise RuntimeError("provider down")
 
     with pytest.raises(JudgeError, match="provider down"):

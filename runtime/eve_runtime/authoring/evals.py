@@ -12,12 +12,10 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from eve_runtime.errors import DefinitionError
-
-if TYPE_CHECKING:
-    from eve_runtime.models.base import Model
+from eve_runtime.models.base import Model
 
 __all__ = ["EvalConfig", "EvalDefinition", "JudgeSettings", "define_eval", "define_eval_config"]
 
@@ -66,7 +64,7 @@ def _judge(value: str | Model | Mapping[str, Any] | JudgeSettings | None, where:
         if unknown:
             raise DefinitionError(f"{where}: judge takes only 'model' (got {', '.join(sorted(unknown))}).")
         return JudgeSettings(model=value.get("model"))
-    if hasattr(value, "stream") and hasattr(value, "model_id"):
+    if isinstance(value, Model):
         return JudgeSettings(model=value)
     raise DefinitionError(f"{where}: judge is a model id, a Model, or {{'model': ...}} (got {type(value).__name__}).")
 

@@ -121,8 +121,9 @@ def write_junit(path: Path, results: Sequence[EvalResult], *, strict: bool) -> P
         if result.logs:
             ET.SubElement(case, "system-out").text = "\n".join(result.logs)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tree = ET.ElementTree(ET.Element("testsuites"))
-    tree.getroot().append(suite)
+    root = ET.Element("testsuites")
+    root.append(suite)
+    tree = ET.ElementTree(root)
     ET.indent(tree)
     tree.write(path, encoding="utf-8", xml_declaration=True)
     return path

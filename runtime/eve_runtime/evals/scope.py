@@ -61,8 +61,9 @@ class Scope:
         found = []
         for event in self._events():
             if event.get("type") in _FAILED_EVENTS:
-                data = event.get("data") or {}
-                error = data.get("error") if isinstance(data.get("error"), dict) else data
+                data = event.get("data")
+                data = data if isinstance(data, dict) else {}
+                error = data["error"] if isinstance(data.get("error"), dict) else data
                 found.append(f"{event['type']}: {error.get('code', '')} {error.get('message', '')}".strip())
         return found
 

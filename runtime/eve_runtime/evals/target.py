@@ -62,8 +62,8 @@ def _agent_model(runtime: Runtime) -> Model | str | None:
     configured = runtime.agent.config.model
     if isinstance(configured, str):
         return runtime.model(configured)
-    if hasattr(configured, "stream"):
-        return configured  # type: ignore[return-value]
+    if isinstance(configured, Model):
+        return configured
     return None  # a dynamic model: the judge needs one configured
 
 
@@ -135,5 +135,6 @@ async def remote_target(url: str, *, token: str | None = None) -> AsyncIterator[
         except ClientError as exc:
             hint = f" Set {AUTH_TOKEN_ENV} to the server's token." if not token else f" Check {AUTH_TOKEN_ENV}."
             raise TargetUnavailable(f"{url} refused /eve/v1/info: {exc}.{hint}") from None
-        model = info.get("model") if isinstance(info.get("model"), dict) else {}
-        yield Target(client, client.base_url, "remote", model.get("id") or None, info)
+        model = info.get("model")
+        model_id = model.get("id") if isinstance(model, dict) else None
+        yield Target(client, client.base_url, "remote", model_id or None, info)
