@@ -118,6 +118,9 @@ def test_against_a_running_server_with_a_token(
         run = _runs(template)[-1]
         summary = json.loads((run / "summary.json").read_text())
         assert summary["target"] == server.url and summary["ok"] is True
+        (session_id,) = summary["evals"][0]["sessionIds"]
+        shown = runner.invoke(cli, ["sessions", "show", session_id, "--url", server.url, "--token", TOKEN])
+        assert shown.exit_code == 0 and "It is sunny in Paris." in shown.output, shown.output
         # tool stubs need the server's grant: eve start without EVE_ALLOW_TOOL_STUBS=1 refuses them
         stubbed = runner.invoke(cli, ["eval", "alerts", "--url", server.url], env={"EVE_EVAL_AUTH_TOKEN": TOKEN})
         assert stubbed.exit_code == 1
