@@ -17,7 +17,7 @@ from eve_runtime.client.parts import Event, InputRequest
 from eve_runtime.evals.assertions import Assertion
 from eve_runtime.evals.scope import Scope
 
-__all__ = ["Driver", "EvalSession", "EvalSkipped", "EvalTurn", "RequirementFailed", "TurnFailed"]
+__all__ = ["Driver", "EvalSession", "RunState", "EvalSkipped", "EvalTurn", "RequirementFailed", "TurnFailed"]
 
 Judge = Callable[[str, dict[str, Any]], Awaitable[tuple[float, str]]]
 
@@ -44,7 +44,7 @@ class TurnFailed(Exception):
     """`turn.expect_ok()` on a turn that failed."""
 
 
-class _Run:
+class RunState:
     """What one eval collects: assertions, sessions, logs, pending judgments."""
 
     def __init__(self, driver: Driver, judge: Judge) -> None:
@@ -131,7 +131,7 @@ class EvalSession(Scope):
 
     _scope_name = "session"
 
-    def __init__(self, run: _Run, stubs: Sequence[Mapping[str, Any]] | None = None) -> None:
+    def __init__(self, run: RunState, stubs: Sequence[Mapping[str, Any]] | None = None) -> None:
         self.run = run
         self.stubs = [dict(stub) for stub in stubs or []]
         self.session_id: str | None = None

@@ -100,7 +100,7 @@ async def _run_one(loaded: LoadedEval, target: Target, judges: _Judges, timeout_
         return await run_judge(judges.model(definition.judge), criteria, state)
 
     t = EvalContext(loaded.id, target.client, judge)
-    run = t._run
+    run = t.state
     error: str | None = None
     skipped: str | None = None
     started = time.monotonic()

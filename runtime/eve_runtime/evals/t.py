@@ -15,7 +15,7 @@ from typing import Any
 
 from eve_runtime.client.parts import Event, InputRequest
 from eve_runtime.evals.assertions import Assertion
-from eve_runtime.evals.context import Driver, EvalSession, EvalSkipped, EvalTurn, Judge, RequirementFailed, _Run
+from eve_runtime.evals.context import Driver, EvalSession, EvalSkipped, EvalTurn, Judge, RequirementFailed, RunState
 from eve_runtime.evals.expect import Check
 from eve_runtime.evals.scope import Scope
 
@@ -29,8 +29,13 @@ class EvalContext(Scope):
 
     def __init__(self, eval_id: str, driver: Driver, judge: Judge) -> None:
         self.eval_id = eval_id
-        self._run = _Run(driver, judge)
+        self._run = RunState(driver, judge)
         self._current = EvalSession(self._run)
+
+    @property
+    def state(self) -> RunState:
+        """What the eval collected: assertions, sessions, logs, pending judgments (the runner reads it)."""
+        return self._run
 
     # -- driving ----------------------------------------------------------------------------
 

@@ -58,11 +58,16 @@ async def create_session(
     Raises:
         ApiError: 403 when stubs are not allowed here, 400 when they are invalid.
     """
+    rules = _rules(raw, runtime)
+    if not rules:
+        return await runtime.create_session(
+            message=message, operation_id=body.operation_id, idempotency_key=body.idempotency_key
+        )
     session, _created = await open_session(
         runtime,
         message=message,
         operation_id=body.operation_id,
         idempotency_key=body.idempotency_key,
-        stubs=_rules(raw, runtime),
+        stubs=rules,
     )
     return session
