@@ -130,6 +130,24 @@ t.check(t.reply, similarity("Sunny and 72F")).at_least(0.9)
 t.check(len(t.reply), satisfies(lambda n: n < 50, "short"))
 """
     ),
+    "values/structured": _eval(
+        """
+schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+turn = await t.send('/json {"city": "Paris"}', output_schema=schema)
+turn.output_equals({"city": "Paris"})
+t.output_matches(schema)
+t.check(turn.output, equals({"city": "Paris"}))
+t.output_matches({"type": "object", "required": ["country"]}).soft(1)
+"""
+    ),
+    "multi/subagent": _eval(
+        """
+await t.send('/call helper {"message": "/reply from the helper"}')
+t.completed()
+t.called_subagent("helper", output=re.compile("from the helper"), status="completed", times=1)
+t.called_subagent("helper", output="something else", times=0)
+"""
+    ),
     "multi/sessions": _eval(
         """
 other = t.new_session()
@@ -149,6 +167,10 @@ FILES = {
         "from eve_runtime import tool\n\n@tool(needs_approval=True)\n"
         'def danger(target: str) -> dict:\n    """Do something risky."""\n    return {"done": target}\n'
     ),
+    "agent/subagents/helper/agent.py": (
+        'from eve_runtime import define_agent\nagent = define_agent(model="test", description="Helps.")\n'
+    ),
+    "agent/subagents/helper/instructions.md": "You help.\n",
     "evals/evals_config.py": CONFIG,
     "evals/data.eval.py": (
         "from eve_runtime import define_eval\n\n"
@@ -240,9 +262,19 @@ def test_skip_raise_timeout_require(results: dict[str, EvalResult]) -> None:
     assert results["control/nothing_asserted"].status == "failed"
 
 
+def test_structured_output(results: dict[str, EvalResult]) -> None:
+    result = results["values/structured"]
+    assert result.status == "scored", [item.to_json() for item in result.failures]
+    assert _failed_names(result) == ["output_matches"]
+
+
 def test_datasets_get_indexed_ids(results: dict[str, EvalResult]) -> None:
     assert results["data/0000"].status == results["data/0001"].status == "passed"
     assert results["data/0000"].tags == ("data",)
+
+
+def test_a_subagent_call(results: dict[str, EvalResult]) -> None:
+    assert results["multi/subagent"].status == "passed", [i.to_json() for i in results["multi/subagent"].failures]
 
 
 def test_sessions_are_independent_and_feed_the_run(results: dict[str, EvalResult]) -> None:
@@ -283,7 +315,7 @@ def test_artifacts_hold_every_result(app: Path, results: dict[str, EvalResult]) 
 @pytest.mark.parametrize(("limit", "first_done_after"), [(1, 1), (3, 3)])
 def test_max_concurrency_bounds_the_evals_running_at_once(app: Path, limit: int, first_done_after: int) -> None:
     seen: list[str] = []
-    options = EvalRunOptions(app_root=app, selectors=["data", "multi"], max_concurrency=limit)
+    options = EvalRunOptions(app_root=app, selectors=["data", "multi/sessions"], max_concurrency=limit)
     run = asyncio.run(
         run_evals(options, on_start=lambda eval_id: seen.append("start"), on_done=lambda result: seen.append("done"))
     )

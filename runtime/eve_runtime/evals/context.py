@@ -26,7 +26,13 @@ class Driver(Protocol):
     """What the eval drives sessions through (an `AsyncEveClient`)."""
 
     async def create(self, message: str | Sequence[Mapping[str, Any]] | None = None, **fields: Any) -> str: ...
-    async def send(self, session_id: str, message: str | Sequence[Mapping[str, Any]]) -> str: ...
+    async def send(
+        self,
+        session_id: str,
+        message: str | Sequence[Mapping[str, Any]],
+        *,
+        output_schema: Mapping[str, Any] | None = None,
+    ) -> str: ...
     async def respond(self, session_id: str, responses: Sequence[Mapping[str, Any]]) -> str: ...
     async def event_count(self, session_id: str) -> int: ...
     async def result(self, session_id: str, start_index: int = 0, *, delivery_id: str | None = None) -> TurnResult: ...
@@ -75,6 +81,11 @@ class EvalTurn(Scope):
     def message(self) -> str | None:
         """The turn's final answer."""
         return self.result.reply
+
+    @property
+    def output(self) -> Any:
+        """The turn's structured output (with an output schema), else None."""
+        return self.result.data
 
     @property
     def session_id(self) -> str:
@@ -148,14 +159,21 @@ class EvalSession(Scope):
         self.run.last = turn
         return turn
 
-    async def send(self, message: str | Sequence[Mapping[str, Any]]) -> EvalTurn:
-        """Send a message (the first one creates the session) and wait for the turn to settle."""
+    async def send(
+        self, message: str | Sequence[Mapping[str, Any]], *, output_schema: Mapping[str, Any] | None = None
+    ) -> EvalTurn:
+        """Send a message (the first one creates the session) and wait for the turn to settle.
+
+        With `output_schema`, the turn answers with structured output (`output_equals`, `output_matches`).
+        """
         if self.session_id is None:
-            fields = {"stubs": self.stubs} if self.stubs else {}
+            fields: dict[str, Any] = {"stubs": self.stubs} if self.stubs else {}
+            if output_schema is not None:
+                fields["output_schema"] = dict(output_schema)
             self.session_id = await self.run.driver.create(message, **fields)
             return await self._settle(0, None, message)
         start = await self.run.driver.event_count(self.session_id)
-        delivery_id = await self.run.driver.send(self.session_id, message)
+        delivery_id = await self.run.driver.send(self.session_id, message, output_schema=output_schema)
         return await self._settle(start, delivery_id, message)
 
     async def respond(self, *responses: Any) -> EvalTurn:

@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from jsonschema import Draft202012Validator
+
 from eve_runtime.client import Conversation
 from eve_runtime.client.parts import Event, ToolCall
 from eve_runtime.evals.assertions import Assertion, value_matches
@@ -96,6 +98,18 @@ class Scope:
         shown = token.pattern if isinstance(token, re.Pattern) else token
         return self._check("message_includes", found, f"{'found' if found else 'missing'} {shown!r} in {text[:200]!r}")
 
+    def output_equals(self, expected: Any) -> Assertion:
+        """The structured output (an output schema's `result.completed`) equals `expected`."""
+        output = Conversation.from_events(self._events()).result
+        return self._check("output_equals", output == expected, f"output {output!r}")
+
+    def output_matches(self, schema: Mapping[str, Any]) -> Assertion:
+        """The structured output validates against a JSON Schema."""
+        output = Conversation.from_events(self._events()).result
+        errors = list(Draft202012Validator(schema).iter_errors(output))
+        message = f"does not match: {errors[0].message}" if errors else "matches the schema"
+        return self._check("output_matches", output is not None and not errors, message)
+
     # -- tools ------------------------------------------------------------------------------
 
     def _calls(self, name: str, matcher: Mapping[str, Any]) -> list[ToolCall]:
@@ -141,6 +155,24 @@ class Scope:
     def loaded_skill(self, skill: str, *, times: int | None = None) -> Assertion:
         """The skill was loaded (`load_skill` called with it)."""
         return self.called_tool("load_skill", input={"skill": skill}, times=times).label("loaded_skill")
+
+    def called_subagent(
+        self, name: str, *, output: Any = None, status: str | None = None, times: int | None = None
+    ) -> Assertion:
+        """A delegation to the subagent `name` happened and settled (`output`, `status` of its task)."""
+        found = 0
+        for event in self._events():
+            data = event.get("data")
+            if event.get("type") != "task.settled" or not isinstance(data, dict) or data.get("kind") != "agent":
+                continue
+            if data.get("name") != name or (status is not None and data.get("status") != status):
+                continue
+            if output is not None and not value_matches(output, data.get("output")):
+                continue
+            found += 1
+        ok = found == times if times is not None else found > 0
+        want = f"exactly {times}" if times is not None else "at least 1"
+        return self._check("called_subagent", ok, f"{name}: {found} matching delegation(s), want {want}", agent=name)
 
     def tool_order(self, names: Sequence[str]) -> Assertion:
         """The tools were called in this order (other calls may come between)."""

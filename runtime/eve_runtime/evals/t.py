@@ -39,9 +39,11 @@ class EvalContext(Scope):
 
     # -- driving ----------------------------------------------------------------------------
 
-    async def send(self, message: str | Sequence[Mapping[str, Any]]) -> EvalTurn:
-        """Send a message on the current session and wait for the turn to settle."""
-        return await self._current.send(message)
+    async def send(
+        self, message: str | Sequence[Mapping[str, Any]], *, output_schema: Mapping[str, Any] | None = None
+    ) -> EvalTurn:
+        """Send a message on the current session and wait for the turn to settle (`output_schema`: structured)."""
+        return await self._current.send(message, output_schema=output_schema)
 
     async def respond(self, *responses: Any) -> EvalTurn:
         """Answer pending requests: `(request, "approve")` pairs or `{"requestId", "optionId" | "text"}` dicts."""
