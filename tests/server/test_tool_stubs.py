@@ -36,6 +36,10 @@ def test_with_the_grant_a_stub_answers_the_call(api: Harness, monkeypatch: pytes
         ([{"id": "w", "tool": "nope", "outcome": {"response": 1}}], "names no tool of the agent: 'nope'"),
         ([{"id": "w", "tool": "get_weather"}], "exactly one of 'outcome' or 'outcomes'"),
         ("all", "is a list of rules"),
+        (
+            [{"id": "f", "tool": "forecaster/get_weather", "outcome": {"response": 1}}],
+            "names the subagent 'forecaster'",
+        ),
     ],
 )
 def test_invalid_stubs_are_400(api: Harness, monkeypatch: pytest.MonkeyPatch, stubs: object, fragment: str) -> None:

@@ -40,6 +40,14 @@ def _rules(body: Mapping[str, Any], runtime: Runtime) -> tuple[StubRule, ...]:
         raise ApiError(400, f"Invalid stubs: {exc}", "invalid_stubs") from None
     known = runtime.agent.tools
     for rule in rules:
+        head = rule.tool.split("/", 1)[0]
+        if head in runtime.agent.subagents:
+            raise ApiError(
+                400,
+                f"Invalid stubs: stub {rule.id!r} names the subagent {head!r}: stubs replace the root agent's "
+                "tools only (not a delegation, nor a subagent's tools).",
+                "invalid_stubs",
+            )
         if rule.tool not in known and "__" not in rule.tool:
             names = ", ".join(sorted(known)) or "none"
             raise ApiError(
