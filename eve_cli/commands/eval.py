@@ -77,6 +77,8 @@ def eval_command(
         int | None, typer.Option("--timeout", min=1, help="Per-eval timeout in ms (default: the config's).")
     ] = None,
     list_only: Annotated[bool, typer.Option("--list", help="Print the picked eval ids; run nothing.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the run's summary.json on stdout, no table.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", help="Print each eval's t.log lines as it ends.")] = False,
 ) -> None:
     """Run the app's evals (exit 0: all gates passed, 1: a failure, 2: a configuration error)."""
     from eve_cli.commands.start import app_root_or_fail
@@ -123,6 +125,9 @@ def eval_command(
 
     def done(result: EvalResult) -> None:
         progress.update(task, advance=1, description=escape(f"{result.id}: {result.status}"))
+        if verbose:
+            for line in result.logs:
+                progress.console.print(f"[dim]{escape(result.id)}:[/] {escape(line)}")
 
     try:
         run = asyncio.run(run_evals(options, on_run_start=started, on_done=done))
@@ -132,12 +137,15 @@ def eval_command(
         fail(str(exc))
     finally:
         progress.stop()
-    if not run.results:
+    if as_json:
+        typer.echo((run.artifacts / "summary.json").read_text(encoding="utf-8").rstrip("\n"))
+    elif not run.results:
         err.print("[yellow]No evals picked.[/]")
     else:
         out.print(_summary_table(run))
-    out.print(f"[dim]artifacts: {escape(str(run.artifacts))}[/]")
+    report = err if as_json else out
+    report.print(f"[dim]artifacts: {escape(str(run.artifacts))}[/]")
     if run.junit is not None:
-        out.print(f"[dim]junit: {escape(str(run.junit))}[/]")
+        report.print(f"[dim]junit: {escape(str(run.junit))}[/]")
     if not run.ok:
         raise typer.Exit(1)

@@ -57,7 +57,9 @@ def test_the_templates_evals_pass(template: Path, runner: CliRunner, monkeypatch
 
 def test_picking_by_id_and_prefix(template: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(template)
-    assert runner.invoke(cli, ["eval", "weather"]).exit_code == 0
+    picked = runner.invoke(cli, ["eval", "weather", "--json"])
+    assert picked.exit_code == 0
+    assert [item["id"] for item in json.loads(picked.stdout)["evals"]] == ["weather/paris"]
     assert _ids(_runs(template)[-1]) == ["weather/paris"]
     assert runner.invoke(cli, ["eval", "alerts", "weather/paris"]).exit_code == 0
     assert _ids(_runs(template)[-1]) == ["alerts", "weather/paris"]
