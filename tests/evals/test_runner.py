@@ -249,11 +249,12 @@ def test_the_judge_scores_through_the_configured_model(results: dict[str, EvalRe
     assert "did not answer" in (broken.assertions[0].error or "")
 
 
-def test_skip_raise_timeout_require(results: dict[str, EvalResult]) -> None:
+def test_skip_raise_timeout_require(app: Path, results: dict[str, EvalResult]) -> None:
     assert results["control/skip"].status == "skipped"
     assert results["control/skip"].skip_reason == "not on this target"
     raised = results["control/raises"]
-    assert raised.status == "error" and "ValueError: broken eval" in (raised.error or "")
+    assert raised.status == "error"
+    assert raised.error == f"ValueError: broken eval (at {app / 'evals' / 'control' / 'raises.eval.py'}:9)"
     assert len(raised.assertions) == 1  # what it asserted before raising is kept
     assert results["control/timeout"].status == "error"
     assert results["control/timeout"].error == "timed out after 200 ms"

@@ -93,6 +93,12 @@ class _Judges:
         return self._models[model]
 
 
+def _where(exc: BaseException, loaded: LoadedEval) -> str:
+    """` (at evals/x.eval.py:12)`: the eval file's last line the exception passed through."""
+    frames = [frame for frame in traceback.extract_tb(exc.__traceback__) if frame.filename == str(loaded.path)]
+    return f" (at {loaded.path}:{frames[-1].lineno})" if frames else ""
+
+
 async def _run_one(loaded: LoadedEval, target: Target, judges: _Judges, timeout_ms: int) -> EvalResult:
     definition = loaded.definition
 
@@ -122,7 +128,7 @@ async def _run_one(loaded: LoadedEval, target: Target, judges: _Judges, timeout_
     except TimeoutError:
         error = f"timed out after {definition.timeout_ms or timeout_ms} ms"
     except Exception as exc:  # whatever the test raises is its error, reported with where it happened
-        error = f"{type(exc).__name__}: {exc}\n{''.join(traceback.format_exception(exc)[-3:])}".strip()
+        error = f"{type(exc).__name__}: {exc}{_where(exc, loaded)}"
     finally:
         for pending in run.judgments:
             pending.cancel()
