@@ -12,6 +12,7 @@ import typer
 from eve_cli.commands.build import build
 from eve_cli.commands.connections import connections_app
 from eve_cli.commands.dev import dev
+from eve_cli.commands.eval import eval_command
 from eve_cli.commands.info import info
 from eve_cli.commands.init import init
 from eve_cli.commands.schedules import schedules_app
@@ -34,6 +35,7 @@ app.command("build")(build)
 app.command("dev")(dev)
 app.command("start")(start)
 app.command("send")(send)
+app.command("eval")(eval_command)
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(schedules_app, name="schedules")
 app.add_typer(connections_app, name="connections")

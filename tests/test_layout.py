@@ -42,6 +42,9 @@ ALLOWED: dict[str, frozenset[str]] = {
         {"basics", "authoring", "events", "models", "project", "store", "sessions", "server", "connections"}
     ),
     "client": frozenset({"basics", "events"}),
+    "evals": frozenset(
+        {"basics", "authoring", "models", "project", "engine", "sessions", "server", "serving", "client"}
+    ),
     "api": frozenset({"basics", "authoring", "events", "sessions", "sandbox"}),
 }
 """Which nodes each node may import (besides itself). Data flows down: the table has no cycle."""
@@ -64,6 +67,7 @@ CLI_ALLOWED = frozenset(
         "eve_runtime.serving.dev_server",
         "eve_runtime.serving.fire",
         "eve_runtime.serving.connection_check",
+        "eve_runtime.evals",
     }
 )
 """What `eve_cli` may import: the public API and the service entry points. The CLI stays thin."""

@@ -27,6 +27,7 @@ from eve_runtime.authoring.connections import (
 )
 from eve_runtime.authoring.context import ToolContext
 from eve_runtime.authoring.dynamic import DynamicResolver, define_dynamic
+from eve_runtime.authoring.evals import define_eval, define_eval_config
 from eve_runtime.authoring.hooks import Hook, HookContext, define_hook
 from eve_runtime.authoring.instructions import Instructions, define_instructions
 from eve_runtime.authoring.sandbox import ParentSandbox, SandboxConfig, define_parent_sandbox, define_sandbox
@@ -76,6 +77,8 @@ __all__ = [
     "define_agent",
     "define_channel",
     "define_dynamic",
+    "define_eval",
+    "define_eval_config",
     "define_hook",
     "define_instructions",
     "define_mcp_client_connection",

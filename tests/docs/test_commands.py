@@ -29,7 +29,7 @@ from tests.server.support import LiveServer, scaffold_app
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 EVE = str(Path(sys.executable).with_name("eve"))
-RUNNABLE = frozenset({"init", "info", "build", "--help", "--version"})
+RUNNABLE = frozenset({"init", "info", "build", "eval", "--help", "--version"})
 """`eve` commands that run offline and end by themselves (the others serve or need a server)."""
 PLAIN = frozenset({".", "source", "pip", "openssl", "grep", "export", "echo"})
 """Programs shown for context, with nothing of this project's to check."""

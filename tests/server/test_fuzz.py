@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import jsonschema  # type: ignore[import-untyped]
+import jsonschema
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings

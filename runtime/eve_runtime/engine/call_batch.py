@@ -13,15 +13,18 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from eve_runtime.authoring.context import AbortSignal, ToolContext, lineage
+from eve_runtime.authoring.schema import ToolInputError
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.engine.connection_tools import connection_tool
 from eve_runtime.engine.ports import Session
 from eve_runtime.engine.tool_runner import run_tool
+from eve_runtime.engine.tool_stubs import stubbed_outcome
 from eve_runtime.engine.workflow import CallHost, QuestionBoard, ServeInbox
 from eve_runtime.events.actions import ActionPartial, ActionResult
 from eve_runtime.events.catalog import StepAt
 from eve_runtime.messages import ToolCall
-from eve_runtime.outcomes import ToolOutcome, cancelled_outcome
+from eve_runtime.outcomes import ToolOutcome, cancelled_outcome, redacted_outcome
+from eve_runtime.project.runtime_agent import RuntimeTool
 
 __all__ = ["CallBatch"]
 
@@ -76,6 +79,22 @@ class CallBatch:
 
         return sink
 
+    def _stubbed(self, tool: RuntimeTool | None, call: ToolCall) -> ToolOutcome | None:
+        """The call's outcome from the session's tool stubs (eve evals), when a rule answers it.
+
+        The real tool's input schema still applies: an invalid input is the real tool's failure.
+        """
+        book = self.session.host.options.tool_stubs
+        if not book.has(self.session.session_id) or call.invalid_arguments is not None:
+            return None
+        if tool is not None and tool.schema is not None and tool.invoke is None:
+            try:
+                tool.schema.validate(call.arguments)
+            except ToolInputError:
+                return None
+        outcome = book.take(self.session.session_id, call)
+        return None if outcome is None else redacted_outcome(stubbed_outcome(call, outcome))
+
     async def run(
         self,
         calls: Sequence[ToolCall],
@@ -93,9 +112,14 @@ class CallBatch:
             return outcomes
         tasks: dict[asyncio.Task[ToolOutcome], ToolCall] = {}
         for call in calls:
+            tool = session.agent.tools.get(call.name) or connection_tool(session, call.name)
+            stubbed = self._stubbed(tool, call)
+            if stubbed is not None:
+                tasks[asyncio.create_task(_ready(stubbed))] = call
+                continue
             task = asyncio.create_task(
                 run_tool(
-                    session.agent.tools.get(call.name) or connection_tool(session, call.name),
+                    tool,
                     call,
                     self._context(call, journals.get(call.id)),
                     on_partial=self._partial_sink(call, outcomes, cancelled),
@@ -131,3 +155,7 @@ class CallBatch:
                 task.cancel()  # the runner itself was cancelled (a stop): no tool outlives its turn's runner
             self._aborts.clear()
         return outcomes
+
+
+async def _ready(outcome: ToolOutcome) -> ToolOutcome:
+    return outcome

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from eve_runtime.engine.tool_stubs import ToolStubBook
+
 __all__ = ["RuntimeOptions"]
 
 
@@ -47,3 +49,5 @@ class RuntimeOptions:
     timeout fires."""
     sandbox_root: Path | None = None
     """Where workspaces live; None: `.eve/sandboxes/` under the app root (see `eve_runtime.sessions.sandboxes`)."""
+    tool_stubs: ToolStubBook = field(default_factory=ToolStubBook)
+    """The eval tool stubs of this runtime's sessions (state, not a tunable: kept in memory for the process's life)."""

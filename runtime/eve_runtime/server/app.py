@@ -56,6 +56,7 @@ from eve_runtime.server.responses import (
 )
 from eve_runtime.server.sign_in_callback import sign_in_callback
 from eve_runtime.server.stream import SESSION_NOT_FOUND, StreamOptions, StreamRegistry, open_stream, parse_stream_query
+from eve_runtime.server.tool_stubs import create_session
 from eve_runtime.sessions.availability import SessionDormant, SessionStranded
 from eve_runtime.sessions.runtime import Runtime
 from eve_runtime.store.base import SessionNotActive, StoreUnavailable
@@ -178,12 +179,9 @@ class _Api:
         return Response(self.openapi_body, headers=_NO_STORE, media_type=_JSON)
 
     async def create(self, request: Request) -> Response:
-        body = validate_create(await self._body(request))
-        session = await self.runtime.create_session(
-            message=_traced(body.message, request) if body.message is not None else None,
-            operation_id=body.operation_id,
-            idempotency_key=body.idempotency_key,
-        )
+        body = validate_create(raw := await self._body(request))
+        message = _traced(body.message, request) if body.message is not None else None
+        session = await create_session(self.runtime, raw or {}, body, message)
         crashpoint("after-enqueue")  # durable, not acknowledged yet: the client must retry (create-once)
         return json_response(
             {"ok": True, "sessionId": session.id, "status": "accepted"},

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from eve_runtime._version import __version__
 from eve_runtime.engine.hook_dispatch import HookDispatcher
 from eve_runtime.engine.options import RuntimeOptions
+from eve_runtime.engine.tool_stubs import StubRule
 from eve_runtime.ids import new_delivery_id, new_session_id
 from eve_runtime.project.runtime_agent import RuntimeAgent
 from eve_runtime.sessions.timeouts import SessionTimeouts
@@ -67,16 +68,25 @@ async def open_session(
     message: dict[str, Any] | None = None,
     operation_id: str | None = None,
     idempotency_key: str | None = None,
+    stubs: tuple[StubRule, ...] = (),
 ) -> tuple[SessionRecord, bool]:
     """Create a session (create-once by `operation_id`), accepting its first message if given.
 
+    `stubs` (eval tool stubs) are the session's before its first step can run.
     Returns the session and whether it was created now (False: `operation_id` existed).
     """
     record = new_record(runtime, operation_id=operation_id)
+    runtime.options.tool_stubs.register(record.id, stubs)
     first = None
     if message is not None:
         first = NewDelivery(id=new_delivery_id(), kind="message", payload=message, idempotency_key=idempotency_key)
-    session, created = await runtime.store.create_session(record, first)
+    try:
+        session, created = await runtime.store.create_session(record, first)
+    except BaseException:
+        runtime.options.tool_stubs.forget(record.id)
+        raise
+    if not created:
+        runtime.options.tool_stubs.forget(record.id)
     if created:
         runtime.hooks.session_created(session.id)  # no address: a channel's handlers never see it
         if first is not None:
