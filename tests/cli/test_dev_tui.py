@@ -334,7 +334,7 @@ def test_a_command_that_fails_says_why_and_the_ui_goes_on(app: Path, config_home
         session.expect(r"key:")
         session.send("sk-x\r")
         session.expect(r"That did not work: ")
-        session.expect(r"is not\s+valid\s+TOML")
+        session.expect(r"is\s+not\s+valid\s+TOML")
         session.line("/model test")  # back to the offline model before talking to it
         session.expect(r"Model set to test")
         record = read_record(app)
