@@ -10,6 +10,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from eve_runtime.telemetry.provider import Telemetry
 
 __all__ = ["RuntimeOptions"]
 
@@ -47,3 +51,5 @@ class RuntimeOptions:
     timeout fires."""
     sandbox_root: Path | None = None
     """Where workspaces live; None: `.eve/sandboxes/` under the app root (see `eve_runtime.sessions.sandboxes`)."""
+    telemetry: Telemetry | None = None
+    """Where sessions record their spans (`eve_runtime.telemetry`); None (the default): no spans, ids only."""
