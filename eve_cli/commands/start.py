@@ -82,6 +82,7 @@ def run_server(
     on_listening: Callable[[Path, str], None] | None = None,
     companion: Callable[[str], Awaitable[None]] | None = None,
     log_file: Path | None = None,
+    trace: bool = False,
 ) -> None:
     """Find the app, load its .env files, resolve the defaults and serve until stopped (shared with `eve dev`)."""
     from eve_runtime.errors import CompileError
@@ -111,6 +112,7 @@ def run_server(
             resume=resume,
             on_listening=listening,
             companion=companion,
+            trace=trace,
         )
     except CompileError as exc:
         print_diagnostics(exc.diagnostics, err)

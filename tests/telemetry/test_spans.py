@@ -132,6 +132,10 @@ def test_cost_and_recorded_content_go_on_the_spans_with_secrets_masked(
     assert (attributes["gen_ai.usage.input_tokens"], attributes["gen_ai.usage.output_tokens"]) == (12, 7)
     assert attributes["gen_ai.response.finish_reasons"] == ("stop",)
     (turn,) = named(spans, "invoke_agent ")
-    recorded = [str(dict(s.attributes or {}).get(k, "")) for s in (chat, turn) for k in ("gen_ai.input.messages", "gen_ai.output.messages")]
+    recorded = [
+        str(dict(s.attributes or {}).get(k, ""))
+        for s in (chat, turn)
+        for k in ("gen_ai.input.messages", "gen_ai.output.messages")
+    ]
     assert all("[redacted]" in text for text in recorded), recorded
     assert not any(secret in str(value) for s in spans for value in dict(s.attributes or {}).values())

@@ -29,6 +29,7 @@ from opentelemetry.trace import Tracer
 
 from eve_runtime._version import __version__
 from eve_runtime.telemetry.adopted import AdoptedIds
+from eve_runtime.telemetry.environment import otlp_endpoint, wanted
 
 if TYPE_CHECKING:
     from eve_runtime.telemetry.recorder import Event, RecorderState
@@ -132,14 +133,6 @@ class Telemetry:
             logger.warning("telemetry: the exporters did not stop within %gs; their last spans may be lost", timeout)
 
 
-def _otlp_endpoint(environ: Mapping[str, str]) -> str | None:
-    for name in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"):
-        value = environ.get(name, "").strip()
-        if value:
-            return value
-    return None
-
-
 def telemetry_from_environment(
     environ: Mapping[str, str] | None = None,
     *,
@@ -153,11 +146,9 @@ def telemetry_from_environment(
     `OTEL_TRACES_EXPORTER=none`.
     """
     environ = os.environ if environ is None else environ
-    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+    if not wanted(environ, trace=console is not None):
         return None
-    endpoint = None if environ.get("OTEL_TRACES_EXPORTER", "").strip().lower() == "none" else _otlp_endpoint(environ)
-    if endpoint is None and console is None:
-        return None
+    endpoint = otlp_endpoint(environ)
     exporters: dict[str, SpanExporter] = {}
     if endpoint is not None:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
