@@ -129,3 +129,17 @@ def test_provider_failures_runs(monkeypatch: pytest.MonkeyPatch) -> None:
         assert cases[name]["code"] == "MODEL_CALL_FAILED" and "API key" in cases[name]["message"]
     assert "connection refused" in cases["unreachable URL"]["message"]
     provider_failures.report(figures)
+
+
+def test_telemetry_overhead_runs() -> None:
+    from bench import telemetry_overhead
+
+    figures = telemetry_overhead.run(rounds=4, warmup=1)
+    assert figures["failed_turns"] == 0
+    assert figures["turns_completed"] == {"off": [5, 5], "on": [5, 5]}
+    assert figures["spans_exported"] == figures["spans_expected"] == 2 + 5 * 9  # every span reached the collector
+    assert figures["export_requests"] >= 1
+    for kind in ("echo", "tool"):
+        assert figures[f"off_{kind}_ms"]["median"] > 0 and figures[f"on_{kind}_ms"]["median"] > 0
+        assert figures[f"{kind}_ratio"] > 0
+    telemetry_overhead.report(figures)

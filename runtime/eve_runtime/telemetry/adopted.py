@@ -32,10 +32,10 @@ class AdoptedIds(RandomIdGenerator):
 
     @staticmethod
     @contextlib.contextmanager
-    def adopt(span_id: str, trace_id: str | None = None) -> Iterator[None]:
+    def adopt(span_id: int, trace_id: int | None = None) -> Iterator[None]:
         """Spans started inside get `span_id` (and `trace_id` when they are a trace's root)."""
-        span = _SPAN_ID.set(int(span_id, 16))
-        trace = _TRACE_ID.set(int(trace_id, 16) if trace_id is not None else None)
+        span = _SPAN_ID.set(span_id)
+        trace = _TRACE_ID.set(trace_id)
         try:
             yield
         finally:

@@ -15,6 +15,8 @@ from eve_runtime.redaction import REDACTOR
 
 __all__ = [
     "MAX_CONTENT",
+    "call_usage",
+    "step_usage",
     "SCHEMA_VERSION",
     "content",
     "identity",
@@ -80,6 +82,34 @@ def usage_attributes(
         attributes["agent.usage.cache_write_tokens"] = cache_write
     if cost_usd is not None:
         attributes["gen_ai.usage.cost"] = cost_usd
+        attributes["agent.usage.cost_usd"] = cost_usd
+    return attributes
+
+
+def call_usage(
+    input_tokens: int, output_tokens: int, cache_read: int, cache_write: int, cost_usd: float | None
+) -> dict[str, AttributeValue]:
+    """A model call's tokens and cost, as the GenAI conventions name them (the hot path: no duplicates)."""
+    attributes: dict[str, AttributeValue] = {
+        "gen_ai.usage.input_tokens": input_tokens,
+        "gen_ai.usage.output_tokens": output_tokens,
+    }
+    if cache_read:
+        attributes["gen_ai.usage.cache_read.input_tokens"] = cache_read
+    if cache_write:
+        attributes["gen_ai.usage.cache_write.input_tokens"] = cache_write
+    if cost_usd is not None:
+        attributes["gen_ai.usage.cost"] = cost_usd
+    return attributes
+
+
+def step_usage(input_tokens: int, output_tokens: int, cost_usd: float | None) -> dict[str, AttributeValue]:
+    """A step's tokens and cost, as eve's `agent.step` spans name them."""
+    attributes: dict[str, AttributeValue] = {
+        "agent.usage.input_tokens": input_tokens,
+        "agent.usage.output_tokens": output_tokens,
+    }
+    if cost_usd is not None:
         attributes["agent.usage.cost_usd"] = cost_usd
     return attributes
 

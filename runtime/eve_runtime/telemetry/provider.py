@@ -30,6 +30,7 @@ from opentelemetry.trace import Tracer
 from eve_runtime._version import __version__
 from eve_runtime.telemetry.adopted import AdoptedIds
 from eve_runtime.telemetry.environment import otlp_endpoint, wanted
+from eve_runtime.telemetry.spans import SpanBuilder
 
 if TYPE_CHECKING:
     from eve_runtime.telemetry.recorder import Event, RecorderState
@@ -87,6 +88,8 @@ class Telemetry:
     def __init__(self, provider: TracerProvider, *, names: Sequence[str] = ()) -> None:
         self.provider = provider
         self.tracer: Tracer = provider.get_tracer("eve", __version__)
+        self.spans = SpanBuilder(self.tracer)
+        """Makes the SDK spans of what the recorders collect, off the turns' path."""
         self.names = tuple(names)
         """Where spans go (for the log line saying telemetry is on)."""
 
@@ -118,15 +121,20 @@ class Telemetry:
         """What a session's emitter tells each event: it records the session's spans."""
         from eve_runtime.telemetry.recorder import SessionRecorder
 
-        return SessionRecorder(self.tracer, session_id, state, agent_name)
+        return SessionRecorder(self.spans, session_id, state, agent_name)
 
     def force_flush(self, timeout: float = 5.0) -> bool:
         """Export what is queued now (tests, `eve dev` before it prints); False when it took too long."""
-        return self.provider.force_flush(int(timeout * 1000))
+        return self.spans.drain(timeout) and self.provider.force_flush(int(timeout * 1000))
 
     def shutdown(self, timeout: float = 2.0) -> None:
         """Flush and stop the exporters, waiting at most `timeout` seconds (a hanging endpoint never holds eve up)."""
-        done = threading.Thread(target=self.provider.shutdown, name="eve-telemetry-shutdown", daemon=True)
+
+        def stop() -> None:
+            self.spans.stop(timeout)
+            self.provider.shutdown()
+
+        done = threading.Thread(target=stop, name="eve-telemetry-shutdown", daemon=True)
         done.start()
         done.join(timeout)
         if done.is_alive():

@@ -4,7 +4,8 @@ One recorder per session actor is told every event the session emits (`Emitter.t
 engine carries no span code: a step's span runs from `step.started` to `step.completed` (or
 `step.failed`), its model call's from `step.started` to the call's first result (its usage and
 finish reason come with `step.completed`), a tool call's (or a task's) from `actions.requested`
-to its `action.result`. Those are live spans of this process.
+to its `action.result`. Ended spans are made into the SDK's on another thread
+(`eve_runtime.telemetry.spans`).
 
 A turn may last days (parked on an approval) and a session lives for weeks, across restarts:
 their spans cannot stay open. They are recorded when they end, from the state stored with the
@@ -13,7 +14,7 @@ started: a turn's span when the turn ends, the session's when its first turn end
 the session's opening; later turns, each in a trace of its own as eve's, link to it).
 
 Nothing here may fail or slow a turn: a recorder that raises logs once and stops recording
-that session; exporting happens on the SDK's batch thread.
+that session.
 """
 
 from __future__ import annotations
@@ -23,24 +24,12 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from opentelemetry import trace
-from opentelemetry.context import Context
-from opentelemetry.trace import (
-    Link,
-    NonRecordingSpan,
-    Span,
-    SpanContext,
-    SpanKind,
-    Status,
-    StatusCode,
-    TraceFlags,
-    Tracer,
-)
+from opentelemetry.trace import SpanKind
 
 from eve_runtime.checkpoint import SessionState
 from eve_runtime.telemetry import attributes as attrs
-from eve_runtime.telemetry.adopted import AdoptedIds
-from eve_runtime.telemetry.ids import SessionTrace, TraceContext, TurnTrace, call_context
+from eve_runtime.telemetry.ids import SessionTrace, TurnTrace, call_context
+from eve_runtime.telemetry.spans import PendingSpan, SpanBuilder, new_span_id
 
 __all__ = ["Event", "RecorderState", "SessionRecorder"]
 
@@ -48,6 +37,8 @@ logger = logging.getLogger("eve.telemetry")
 
 RecorderState = Callable[[], SessionState]
 """The session's state as it is now (the actor's checkpoint document)."""
+
+_OUTCOMES = {"turn.completed": "completed", "turn.failed": "failed", "turn.cancelled": "cancelled"}
 
 
 class Event(Protocol):
@@ -57,37 +48,29 @@ class Event(Protocol):
     def type(self) -> str: ...
 
 
-def _remote(context: TraceContext) -> Context:
-    span = NonRecordingSpan(
-        SpanContext(int(context.trace_id, 16), int(context.span_id, 16), True, TraceFlags(context.trace_flags))
-    )
-    return trace.set_span_in_context(span, Context())
-
-
-def _link(context: TraceContext, kind: str) -> Link:
-    span = SpanContext(int(context.trace_id, 16), int(context.span_id, 16), True, TraceFlags(context.trace_flags))
-    return Link(span, {"eve.link.type": kind})
-
-
 class SessionRecorder:
     """Records one session's spans from its events; see the module docstring."""
 
-    def __init__(self, tracer: Tracer, session_id: str, state: RecorderState, agent_name: Callable[[], str]) -> None:
-        self._tracer = tracer
+    def __init__(
+        self, builder: SpanBuilder, session_id: str, state: RecorderState, agent_name: Callable[[], str]
+    ) -> None:
+        self._submit = builder.submit
         self._session_id = session_id
         self._state = state
         self._agent_name = agent_name
-        self._step: Span | None = None
-        self._step_context: Context | None = None
-        self._step_start_ns = 0
-        self._model: Span | None = None
-        self._model_end: int | None = None
-        self._calls: dict[str, Span] = {}
+        self._step: PendingSpan | None = None
+        self._model: PendingSpan | None = None
+        self._model_end = 0
+        self._calls: dict[str, PendingSpan] = {}
         self._inputs: list[dict[str, Any]] = []
         """Messages the next model call reads that the last did not (recorded inputs only)."""
         self._turn_inputs: list[dict[str, Any]] = []
         self._output: str | None = None
         self._broken = False
+        self._decision_of: object = None
+        self._record = {"recordInputs": False, "recordOutputs": False}
+        self._turn_of: object = None
+        self._turn: TurnTrace | None = None
         self._handlers: dict[str, Callable[[Any], None]] = {
             "turn.started": self._turn_started,
             "message.received": self._message_received,
@@ -118,16 +101,23 @@ class SessionRecorder:
     # -- what the session's trace state says --------------------------------------------------
 
     def _decision(self, key: str) -> bool:
-        trace_state = self._state().trace or {}
-        decision = trace_state.get("decision") or {}
-        return bool(decision.get("action") == "record" and decision.get(key))
+        trace_state = self._state().trace
+        if trace_state is not self._decision_of:  # set once, when the session starts: read it once
+            decision = (trace_state or {}).get("decision") or {}
+            self._decision_of = trace_state
+            self._record = {
+                k: bool(decision.get("action") == "record" and decision.get(k))
+                for k in ("recordInputs", "recordOutputs")
+            }
+        return self._record[key]
 
     def _turn_trace(self) -> TurnTrace | None:
         turn = self._state().turn
-        return TurnTrace.from_json(turn.trace) if turn is not None else None
-
-    def _identity(self) -> dict[str, attrs.AttributeValue]:
-        return attrs.identity(self._session_id, self._state().parent)
+        if turn is None:
+            return None
+        if turn.trace is not self._turn_of:
+            self._turn_of, self._turn = turn.trace, TurnTrace.from_json(turn.trace)
+        return self._turn
 
     # -- turns ---------------------------------------------------------------------------------
 
@@ -147,7 +137,7 @@ class SessionRecorder:
 
     def _turn_ended(self, event: Any) -> None:
         now = time.time_ns()
-        outcome = {"turn.completed": "completed", "turn.failed": "failed", "turn.cancelled": "cancelled"}[event.type]
+        outcome = _OUTCOMES[event.type]
         error = getattr(event, "message", None) if outcome == "failed" else None
         self._close_step(error or ("cancelled" if outcome == "cancelled" else None), now)
         self._end_calls(outcome, now)
@@ -158,9 +148,13 @@ class SessionRecorder:
         name = self._agent_name()
         if turn.reported == session.context:  # the session's first turn: its span is the session span's child
             self._record_session(session, name, now)
-        span_attributes: dict[str, attrs.AttributeValue] = {
-            **self._identity(),
+        usage = state.usage
+        span_attributes: dict[str, Any] = {
+            **attrs.identity(self._session_id, state.parent),
             **attrs.naming(f"invoke_agent {name}", "invoke_agent"),
+            **attrs.usage_attributes(
+                usage.input_tokens - turn.usage_at_start[0], usage.output_tokens - turn.usage_at_start[1]
+            ),
             "gen_ai.operation.name": "invoke_agent",
             "gen_ai.agent.name": name,
             "agent.name": name,
@@ -168,40 +162,47 @@ class SessionRecorder:
             "agent.turn.sequence": event.at.sequence,
             "agent.turn.outcome": outcome,
         }
-        usage = state.usage
-        span_attributes.update(
-            attrs.usage_attributes(
-                usage.input_tokens - turn.usage_at_start[0], usage.output_tokens - turn.usage_at_start[1]
-            )
-        )
         if self._turn_inputs:
             span_attributes["gen_ai.input.messages"] = attrs.content(self._turn_inputs)
         if self._output is not None and self._decision("recordOutputs"):
             span_attributes["gen_ai.output.messages"] = attrs.content([attrs.text_message("assistant", self._output)])
-        links = [_link(turn.link, "agent.session")] if turn.link is not None else None
-        parent = _remote(turn.parent) if turn.parent is not None else Context()
-        with AdoptedIds.adopt(turn.span_id, None if turn.parent is not None else turn.reported.trace_id):
-            span = self._tracer.start_span(
-                f"invoke_agent {name}", parent, SpanKind.INTERNAL, span_attributes, links, turn.started_ns
-            )
-        if error is not None:
-            span.set_status(Status(StatusCode.ERROR, error))
-        span.end(now)
+        span = PendingSpan(
+            f"invoke_agent {name}",
+            int(turn.reported.trace_id, 16),
+            int(turn.span_id, 16),
+            int(turn.parent.span_id, 16) if turn.parent is not None else None,
+            turn.started_ns,
+            span_attributes,
+            flags=turn.reported.trace_flags,
+            end=now,
+            error=error,
+        )
+        if turn.link is not None:
+            link = turn.link
+            span.links = [(int(link.trace_id, 16), int(link.span_id, 16), {"eve.link.type": "agent.session"})]
+        self._submit(span)
 
     def _record_session(self, session: SessionTrace, name: str, now: int) -> None:
-        parent_span = session.parent_span_id
-        parent = _remote(session.context.with_span(parent_span)) if parent_span is not None else Context()
+        parent = session.parent_span_id
         span_attributes = {
-            **self._identity(),
+            **attrs.identity(self._session_id, self._state().parent),
             **attrs.naming(f"agent.session {name}", "agent.session"),
             "agent.name": name,
             "gen_ai.agent.name": name,
         }
-        with AdoptedIds.adopt(session.context.span_id, None if parent_span is not None else session.context.trace_id):
-            span = self._tracer.start_span(
-                f"agent.session {name}", parent, SpanKind.INTERNAL, span_attributes, None, session.started_ns
+        context = session.context
+        self._submit(
+            PendingSpan(
+                f"agent.session {name}",
+                int(context.trace_id, 16),
+                int(context.span_id, 16),
+                int(parent, 16) if parent is not None else None,
+                session.started_ns,
+                span_attributes,
+                flags=context.trace_flags,
+                end=now,
             )
-        span.end(now)
+        )
 
     # -- steps and model calls -----------------------------------------------------------------
 
@@ -210,41 +211,43 @@ class SessionRecorder:
         turn = self._turn_trace()
         if turn is None or not turn.reported.sampled:
             return
-        name = self._agent_name()
-        step = self._tracer.start_span(
-            "agent.step",
-            _remote(turn.span),
-            attributes={
-                **self._identity(),
-                **attrs.naming("agent.step"),
-                "agent.name": name,
-                "agent.turn.id": event.at.turn_id,
-                "agent.step.index": event.at.step_index,
-                "agent.model.id": event.model_id,
-            },
+        now = time.time_ns()
+        trace_id, flags = int(turn.reported.trace_id, 16), turn.reported.trace_flags
+        step_attributes = {
+            "agent.name": self._agent_name(),
+            "agent.turn.id": event.at.turn_id,
+            "agent.step.index": event.at.step_index,
+            "agent.model.id": event.model_id,
+        }
+        step = PendingSpan(
+            "agent.step", trace_id, new_span_id(), int(turn.span_id, 16), now, step_attributes, flags=flags
         )
-        self._step, self._step_context = step, trace.set_span_in_context(step, Context())
-        self._step_start_ns = time.time_ns()
-        model_attributes: dict[str, attrs.AttributeValue] = {
-            **attrs.naming(f"chat {event.model_id}", "chat"),
+        provider = attrs.provider_of(event.model_id)
+        model_attributes: dict[str, Any] = {
             "gen_ai.operation.name": "chat",
-            "gen_ai.system": attrs.provider_of(event.model_id),
-            "gen_ai.provider.name": attrs.provider_of(event.model_id),
+            "gen_ai.system": provider,
+            "gen_ai.provider.name": provider,
             "gen_ai.request.model": event.model_id,
             "gen_ai.response.model": event.model_id,
-            "gen_ai.agent.name": name,
             "gen_ai.conversation.id": self._session_id,
         }
         if self._inputs:
             model_attributes["gen_ai.input.messages"] = attrs.content(self._inputs)
             self._inputs = []
-        self._model = self._tracer.start_span(
-            f"chat {event.model_id}", self._step_context, SpanKind.CLIENT, model_attributes
+        self._step, self._model_end = step, 0
+        self._model = PendingSpan(
+            f"chat {event.model_id}",
+            trace_id,
+            new_span_id(),
+            step.span_id,
+            now,
+            model_attributes,
+            SpanKind.CLIENT,
+            flags,
         )
-        self._model_end = None
 
     def _model_output(self, event: Any) -> None:
-        if self._model is not None and self._model_end is None:
+        if self._model is not None and not self._model_end:
             self._model_end = time.time_ns()
 
     def _message_completed(self, event: Any) -> None:
@@ -252,103 +255,119 @@ class SessionRecorder:
         self._output = event.message
         if self._model is not None and self._decision("recordOutputs") and event.message:
             message = attrs.text_message("assistant", event.message, event.finish_reason)
-            self._model.set_attribute("gen_ai.output.messages", attrs.content([message]))
+            self._model.attributes["gen_ai.output.messages"] = attrs.content([message])
 
     def _actions_requested(self, event: Any) -> None:
         self._model_output(event)
-        if self._step_context is None:
+        step, turn = self._step, self._turn_trace()
+        if step is None or turn is None:
             return
-        turn = self._turn_trace()
-        inputs, outputs = self._decision("recordInputs"), self._decision("recordOutputs")
-        if self._model is not None and outputs:
-            self._model.set_attribute(
-                "gen_ai.output.messages", attrs.content([attrs.tool_calls_message(event.actions)])
-            )
+        now = time.time_ns()
+        inputs = self._decision("recordInputs")
+        if self._model is not None and self._decision("recordOutputs"):
+            message = attrs.tool_calls_message(event.actions)
+            self._model.attributes["gen_ai.output.messages"] = attrs.content([message])
         for action in event.actions:
             call_id = str(action.get("callId"))
-            kind = action.get("kind")
+            task = action.get("kind") == "subagent-call"
             tool = str(action.get("toolName") or action.get("name") or "load_skill")
-            name = f"agent.action {tool}" if kind == "subagent-call" else f"execute_tool {tool}"
-            span_attributes: dict[str, attrs.AttributeValue] = {
-                **attrs.naming(name, "invoke_agent" if kind == "subagent-call" else "execute_tool"),
-                "gen_ai.operation.name": "invoke_agent" if kind == "subagent-call" else "execute_tool",
+            span_attributes: dict[str, Any] = {
+                "gen_ai.operation.name": "invoke_agent" if task else "execute_tool",
                 "gen_ai.tool.name": tool,
                 "gen_ai.tool.call.id": call_id,
-                "agent.action.kind": str(kind),
+                "agent.action.kind": str(action.get("kind")),
             }
             if inputs:
                 span_attributes["gen_ai.tool.call.arguments"] = attrs.content(action.get("input"))
-            adopted = call_context(turn.reported, self._session_id, call_id).span_id if turn is not None else None
-            kind_of = SpanKind.CLIENT if kind == "subagent-call" else SpanKind.INTERNAL
-            if adopted is None:
-                span = self._tracer.start_span(name, self._step_context, kind_of, span_attributes)
-            else:
-                with AdoptedIds.adopt(adopted):
-                    span = self._tracer.start_span(name, self._step_context, kind_of, span_attributes)
-            self._calls[call_id] = span
+            self._calls[call_id] = PendingSpan(
+                f"agent.action {tool}" if task else f"execute_tool {tool}",
+                step.trace_id,
+                int(call_context(turn.reported, self._session_id, call_id).span_id, 16),
+                step.span_id,
+                now,
+                span_attributes,
+                SpanKind.CLIENT if task else SpanKind.INTERNAL,
+                step.flags,
+            )
 
     def _action_result(self, event: Any) -> None:
         outcome = event.outcome
-        span = self._calls.pop(outcome.call.id, None)
+        call = outcome.call
+        span = self._calls.pop(call.id, None)
         if self._decision("recordInputs"):
-            self._inputs.append(attrs.tool_result_message(outcome.call.id, outcome.model_content))
-        if span is None and self._step_context is not None:  # approved after a wait: it ran as this step began
-            name = f"execute_tool {outcome.call.name}"
+            self._inputs.append(attrs.tool_result_message(call.id, outcome.model_content))
+        step = self._step
+        if span is None and step is not None:  # approved after a wait: it ran as this step began
             span_attributes = {
-                **attrs.naming(name, "execute_tool"),
                 "gen_ai.operation.name": "execute_tool",
-                "gen_ai.tool.name": outcome.call.name,
-                "gen_ai.tool.call.id": outcome.call.id,
+                "gen_ai.tool.name": call.name,
+                "gen_ai.tool.call.id": call.id,
             }
-            span = self._tracer.start_span(
-                name, self._step_context, SpanKind.INTERNAL, span_attributes, start_time=self._step_start_ns
+            span = PendingSpan(
+                f"execute_tool {call.name}",
+                step.trace_id,
+                new_span_id(),
+                step.span_id,
+                step.start,
+                span_attributes,
+                flags=step.flags,
             )
         if span is None:
             return
-        span.set_attribute("agent.action.outcome", str(outcome.status))
+        span.attributes["agent.action.outcome"] = str(outcome.status)
         if self._decision("recordOutputs"):
-            span.set_attribute("gen_ai.tool.call.result", attrs.content(outcome.model_content))
+            span.attributes["gen_ai.tool.call.result"] = attrs.content(outcome.model_content)
         if outcome.is_error:
-            span.set_status(Status(StatusCode.ERROR, attrs.content(outcome.model_content)[:512]))
-        span.end()
+            span.error = attrs.content(outcome.model_content)[:512]
+        span.end = time.time_ns()
+        self._submit(span)
 
     def _step_retrying(self, event: Any) -> None:
         if self._step is not None:
-            self._step.add_event("step.retrying", {"agent.retry.code": str(getattr(event, "code", ""))})
+            self._step.events.append(("step.retrying", time.time_ns(), {"agent.retry.code": str(event.code)}))
 
     def _step_completed(self, event: Any) -> None:
         usage, cost = event.usage, event.cost_usd
-        if self._model is not None:
-            self._model.set_attribute("gen_ai.response.finish_reasons", [event.finish_reason])
+        model, step = self._model, self._step
+        if model is not None:
+            model.attributes["gen_ai.response.finish_reasons"] = (event.finish_reason,)
             if usage is not None:
-                self._model.set_attributes(
-                    attrs.usage_attributes(
+                model.attributes.update(
+                    attrs.call_usage(
                         usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens, cost
                     )
                 )
-        if self._step is not None and usage is not None:
-            self._step.set_attributes(attrs.usage_attributes(usage.input_tokens, usage.output_tokens, cost_usd=cost))
+        if step is not None and usage is not None:
+            step.attributes.update(attrs.step_usage(usage.input_tokens, usage.output_tokens, cost))
         self._close_step(None)
 
     def _step_failed(self, event: Any) -> None:
         self._close_step(f"{event.code}: {event.message}")
 
-    def _close_step(self, error: str | None, now: int | None = None) -> None:
+    def _close_step(self, error: str | None, now: int = 0) -> None:
         """End the open step and model call spans (with `error` as their status, when given)."""
         model, step = self._model, self._step
-        self._model = self._step = self._step_context = None
+        if model is None and step is None:
+            return
+        self._model = self._step = None
+        now = now or time.time_ns()
         if model is not None:
-            if error is not None and self._model_end is None:
-                model.set_status(Status(StatusCode.ERROR, error))
-            model.end(self._model_end or now)
+            if error is not None and not self._model_end:
+                model.error = error
+            model.end = self._model_end or now
+            self._submit(model)
         if step is not None:
-            if error is not None:
-                step.set_status(Status(StatusCode.ERROR, error))
-            step.end(now)
+            step.error = error
+            step.end = now
+            self._submit(step)
 
-    def _end_calls(self, outcome: str, now: int | None = None) -> None:
+    def _end_calls(self, outcome: str, now: int = 0) -> None:
         """End the call spans still open when their turn ends (their results never came here)."""
+        if not self._calls:
+            return
         calls, self._calls = self._calls, {}
+        now = now or time.time_ns()
         for span in calls.values():
-            span.set_attribute("agent.action.outcome", outcome)
-            span.end(now)
+            span.attributes["agent.action.outcome"] = outcome
+            span.end = now
+            self._submit(span)
