@@ -91,7 +91,7 @@ def dev(
         from eve_cli.tui import chat
 
         async def companion(url: str) -> None:
-            await chat(url, app_root=app_root, log_file=log_file, resume=resume)
+            await chat(url, app_root=app_root, log_file=log_file, resume=resume, trace=trace)
 
     try:
         run_server(

@@ -41,7 +41,7 @@ from eve_runtime.serving.http_limits import HttpLimits, protocol_class
 from eve_runtime.serving.reloader import Reloader
 from eve_runtime.serving.worlds import WORLDS, WorldUnavailable, lease_seconds, open_world
 from eve_runtime.sessions.runtime import Runtime, RuntimeOptions
-from eve_runtime.telemetry.environment import server_telemetry
+from eve_runtime.telemetry.server import server_telemetry
 
 __all__ = ["ServeError", "listening_line", "run_app", "serve"]
 

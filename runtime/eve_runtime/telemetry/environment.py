@@ -7,17 +7,9 @@ Spans are recorded when an OTLP endpoint is configured (`OTEL_EXPORTER_OTLP_TRAC
 
 from __future__ import annotations
 
-import logging
-import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from eve_runtime.telemetry.provider import Telemetry
-
-__all__ = ["otlp_endpoint", "server_telemetry", "wanted"]
-
-logger = logging.getLogger("eve.telemetry")
+__all__ = ["otlp_endpoint", "wanted"]
 
 
 def otlp_endpoint(environ: Mapping[str, str]) -> str | None:
@@ -36,20 +28,3 @@ def wanted(environ: Mapping[str, str], *, trace: bool = False) -> bool:
     if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return False
     return trace or otlp_endpoint(environ) is not None
-
-
-def server_telemetry(trace: bool, service_name: str) -> Telemetry | None:
-    """A server's telemetry, or None (off): the SDK is loaded only when it is on.
-
-    With `trace`, each turn's tree is logged by logger `eve.trace` (on stderr under `eve dev
-    --no-ui`, in the dev log beside the terminal UI).
-    """
-    if not wanted(os.environ, trace=trace):
-        return None
-    from eve_runtime.telemetry.provider import telemetry_from_environment
-
-    console = logging.getLogger("eve.trace").info if trace else None
-    telemetry = telemetry_from_environment(service_name=service_name, console=console)
-    if telemetry is not None:
-        logger.info("telemetry on: spans go to %s", ", ".join(telemetry.names))
-    return telemetry

@@ -57,6 +57,8 @@ class PendingSpan:
 
 INTERVAL = 0.2
 """Seconds between two rounds of the builder thread."""
+MAX_QUEUED = 8192
+"""Spans waiting for the thread beyond which new ones are dropped (the thread fell behind)."""
 
 
 class SpanBuilder:
@@ -76,6 +78,11 @@ class SpanBuilder:
 
     def submit(self, span: PendingSpan) -> None:
         """Queue an ended span (cheap: never blocks, never raises, wakes nothing)."""
+        if len(self._queue) >= MAX_QUEUED:
+            if not self._failed:
+                self._failed = True
+                logger.warning("telemetry: spans are made slower than they come; dropping some")
+            return
         self._queue.append(span)
         if self._thread is None:
             self._start()
