@@ -47,6 +47,10 @@ DROP: dict[str, Any] = {"action": "drop"}
 """The decision of a trace its caller did not sample: nothing of it is recorded."""
 
 
+UNKNOWN: dict[str, Any] = {"action": "record", "recordInputs": False, "recordOutputs": False}
+"""The decision of a session stored before decisions were (its spans record no content)."""
+
+
 def decision_for(
     record_inputs: bool | None, record_outputs: bool | None, *, development: bool, sampled: bool = True
 ) -> dict[str, Any]:
@@ -151,7 +155,7 @@ def call_context(turn: TraceContext, session_id: str, call_id: str) -> TraceCont
 
 def trace_wire(context: TraceContext, decision: dict[str, Any] | None = None) -> dict[str, Any]:
     """`data.trace` of `session.started` and `turn.started`."""
-    return {"decision": dict(decision or decision_for(None, None, development=True)), **context.to_json()}
+    return {"decision": dict(decision or UNKNOWN), **context.to_json()}
 
 
 def _now_ns() -> int:
@@ -186,7 +190,7 @@ class SessionTrace:
         started = value.get("startedAt")
         return cls(
             context,
-            decision if isinstance(decision, dict) else decision_for(None, None, development=True),
+            decision if isinstance(decision, dict) else dict(UNKNOWN),
             parent if isinstance(parent, str) else None,
             started if isinstance(started, int) else _now_ns(),
         )

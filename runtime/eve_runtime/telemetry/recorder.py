@@ -148,6 +148,8 @@ class SessionRecorder:
         name = self._agent_name()
         if turn.reported == session.context:  # the session's first turn: its span is the session span's child
             self._record_session(session, name, now)
+            if turn.span_id == session.context.span_id:  # a turn opened before turns had spans of their own
+                return
         usage = state.usage
         span_attributes: dict[str, Any] = {
             **attrs.identity(self._session_id, state.parent),
