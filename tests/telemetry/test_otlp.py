@@ -11,8 +11,7 @@ import pytest
 
 from eve_runtime.project.manifest import Manifest
 from eve_runtime.project.runtime_agent import RuntimeAgent
-from eve_runtime.telemetry.environment import wanted
-from eve_runtime.telemetry.provider import telemetry_from_environment
+from eve_runtime.telemetry.server import telemetry_from_environment, wanted
 from tests.server.support import FAST, WEATHER_CALL, harness
 from tests.telemetry.collector import collector
 

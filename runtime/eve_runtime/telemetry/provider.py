@@ -5,12 +5,10 @@ test's in-memory exporter), so `eve --help` and a telemetry-off server never loa
 
 - The provider adopts the ids eve already minted and stored (`eve_runtime.telemetry.ids`): a
   turn's span, recorded when the turn ends (maybe in another process, days after it started),
-  gets the span id its `turn.started` event reported (`eve_runtime.telemetry.adopted`).
+  gets the span id its `turn.started` event reported (`eve_runtime.telemetry.spans.AdoptedIds`).
 - Spans go through a `BatchSpanProcessor` (export runs on its own thread; a full queue drops
   spans, it never blocks a turn), and every exporter is wrapped so that its failures are
   swallowed and logged once ([`GuardedExporter`][eve_runtime.telemetry.provider.GuardedExporter]).
-- OTLP (`opentelemetry-exporter-otlp-proto-http`) reads the standard `OTEL_EXPORTER_OTLP_*`
-  variables itself: endpoint, headers, timeout, compression, certificates.
 """
 
 from __future__ import annotations
@@ -28,14 +26,12 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 from opentelemetry.trace import Tracer
 
 from eve_runtime._version import __version__
-from eve_runtime.telemetry.adopted import AdoptedIds
-from eve_runtime.telemetry.environment import otlp_endpoint, wanted
-from eve_runtime.telemetry.spans import SpanBuilder
+from eve_runtime.telemetry.spans import AdoptedIds, SpanBuilder
 
 if TYPE_CHECKING:
     from eve_runtime.telemetry.recorder import Event, RecorderState
 
-__all__ = ["GuardedExporter", "Telemetry", "telemetry_from_environment"]
+__all__ = ["GuardedExporter", "Telemetry"]
 
 logger = logging.getLogger("eve.telemetry")
 
@@ -139,34 +135,3 @@ class Telemetry:
         done.join(timeout)
         if done.is_alive():
             logger.warning("telemetry: the exporters did not stop within %gs; their last spans may be lost", timeout)
-
-
-def telemetry_from_environment(
-    environ: Mapping[str, str] | None = None,
-    *,
-    service_name: str = "eve",
-    console: Callable[[str], None] | None = None,
-) -> Telemetry | None:
-    """The telemetry a server runs with, or None (off, the default).
-
-    OTLP when `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT` is set, and `eve dev --trace`'s compact trees
-    when `console` receives them; off with neither, or with `OTEL_SDK_DISABLED=true` or
-    `OTEL_TRACES_EXPORTER=none`.
-    """
-    environ = os.environ if environ is None else environ
-    if not wanted(environ, trace=console is not None):
-        return None
-    endpoint = otlp_endpoint(environ)
-    exporters: dict[str, SpanExporter] = {}
-    if endpoint is not None:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-        # the exporter logs every failed attempt itself; GuardedExporter says it once instead
-        logging.getLogger("opentelemetry.exporter.otlp.proto.http").setLevel(logging.CRITICAL)
-        exporters[f"OTLP {endpoint}"] = OTLPSpanExporter()
-    processors: list[SpanProcessor] = []
-    if console is not None:
-        from eve_runtime.telemetry.console import TurnTrees
-
-        processors.append(TurnTrees(console))
-    return Telemetry.start(exporters, processors=processors, service_name=service_name)

@@ -7,26 +7,60 @@ was queued, every `INTERVAL` seconds, with those very ids and times, and hands t
 processors. So the SDK's work (sampling, attribute checks, the processors) never runs on a
 turn's path. Nothing wakes the thread per span: waking it would hand it the GIL in the middle of
 a step.
+
+The SDK draws a new span's id from its provider's id generator; eve's
+([`AdoptedIds`][eve_runtime.telemetry.spans.AdoptedIds]) draws random ids too, except while the
+builder names the next span's: the span gets the id eve minted (a turn's span, the id its
+`turn.started` event reported).
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import random
 import threading
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.context import Context
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.trace import Link, NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags, Tracer
 
-from eve_runtime.telemetry.adopted import AdoptedIds
-
-__all__ = ["PendingSpan", "SpanBuilder", "new_span_id"]
+__all__ = ["AdoptedIds", "PendingSpan", "SpanBuilder", "new_span_id"]
 
 logger = logging.getLogger("eve.telemetry")
+
+_SPAN_ID: ContextVar[int | None] = ContextVar("eve_adopted_span_id", default=None)
+_TRACE_ID: ContextVar[int | None] = ContextVar("eve_adopted_trace_id", default=None)
+
+
+class AdoptedIds(RandomIdGenerator):
+    """Random ids, except while `adopt` names the next span's (see the module docstring)."""
+
+    def generate_span_id(self) -> int:
+        adopted = _SPAN_ID.get()
+        return adopted if adopted is not None else super().generate_span_id()
+
+    def generate_trace_id(self) -> int:
+        adopted = _TRACE_ID.get()
+        return adopted if adopted is not None else super().generate_trace_id()
+
+    @staticmethod
+    @contextlib.contextmanager
+    def adopt(span_id: int, trace_id: int | None = None) -> Iterator[None]:
+        """Spans started inside get `span_id` (and `trace_id` when they are a trace's root)."""
+        span = _SPAN_ID.set(span_id)
+        trace = _TRACE_ID.set(trace_id)
+        try:
+            yield
+        finally:
+            _SPAN_ID.reset(span)
+            _TRACE_ID.reset(trace)
 
 
 def new_span_id() -> int:
