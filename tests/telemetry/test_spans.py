@@ -137,6 +137,8 @@ def test_cost_and_recorded_content_go_on_the_spans_with_secrets_masked(
     assert attributes["gen_ai.usage.cost"] == 0.0042
     (step,) = named(spans, "agent.step")
     assert dict(step.attributes or {})["agent.usage.cost_usd"] == 0.0042
+    (turn_span,) = named(spans, "invoke_agent ")
+    assert dict(turn_span.attributes or {})["gen_ai.usage.cost"] == 0.0042  # the turn's own cost
     assert (attributes["gen_ai.usage.input_tokens"], attributes["gen_ai.usage.output_tokens"]) == (12, 7)
     assert attributes["gen_ai.response.finish_reasons"] == ("stop",)
     (turn,) = named(spans, "invoke_agent ")

@@ -238,9 +238,8 @@ def _turn_trace(session: Session, reported: Any, delivery: DeliveryRecord, *, fi
     usage = session.state.usage
     if stored is None:  # a session started before its trace state was stored: the ids are all there is
         stored = open_session(None, decision_for(None, None, development=session.host.mode == "development"))
-    traced = open_turn(
-        stored, first, parse_traceparent(delivery.payload.get("traceparent")), (usage.input_tokens, usage.output_tokens)
-    )
+    caller = parse_traceparent(delivery.payload.get("traceparent"))
+    traced = open_turn(stored, first, caller, (usage.input_tokens, usage.output_tokens), usage.cost_usd)
     again = TurnTrace.from_json(reported)  # an interrupted opening: keep the ids it reported
     if again is not None:
         traced = dataclasses.replace(

@@ -212,6 +212,8 @@ class TurnTrace:
     started_ns: int = field(default_factory=_now_ns)
     usage_at_start: tuple[int, int] = (0, 0)
     """The session's input and output tokens when the turn started (the turn's own are the difference)."""
+    cost_at_start: float | None = None
+    """The session's cost (USD) when the turn started, if a model reported any."""
 
     @property
     def span(self) -> TraceContext:
@@ -226,6 +228,8 @@ class TurnTrace:
             "startedAt": self.started_ns,
             "usageAtStart": list(self.usage_at_start),
         }
+        if self.cost_at_start is not None:
+            data["costAtStart"] = self.cost_at_start
         if self.parent is not None:
             data["parent"] = self.parent.to_json()
         if self.link is not None:
@@ -241,6 +245,7 @@ class TurnTrace:
         span_id = value.get("turnSpanId")
         started = value.get("startedAt")
         usage = value.get("usageAtStart")
+        cost = value.get("costAtStart")
         return cls(
             reported,
             span_id if isinstance(span_id, str) else reported.span_id,
@@ -248,6 +253,7 @@ class TurnTrace:
             TraceContext.from_json(value.get("link")),
             started if isinstance(started, int) else _now_ns(),
             (int(usage[0]), int(usage[1])) if isinstance(usage, list) and len(usage) == 2 else (0, 0),
+            float(cost) if isinstance(cost, int | float) else None,
         )
 
 
@@ -256,13 +262,17 @@ def open_session(caller: TraceContext | None, decision: dict[str, Any]) -> Sessi
     return SessionTrace(session_trace(caller), decision, caller.span_id if caller is not None else None)
 
 
-def open_turn(session: SessionTrace, first: bool, caller: TraceContext | None, usage: tuple[int, int]) -> TurnTrace:
+def open_turn(
+    session: SessionTrace, first: bool, caller: TraceContext | None, usage: tuple[int, int], cost: float | None = None
+) -> TurnTrace:
     """The trace state of a new turn.
 
     The first is the session span's child and reports its ids; a later one is in `caller`'s trace
     (a follow-up's `traceparent`) or a trace of its own, linked to the session.
     """
     if first:
-        return TurnTrace(session.context, _span_id(), parent=session.context, usage_at_start=usage)
+        return TurnTrace(session.context, _span_id(), parent=session.context, usage_at_start=usage, cost_at_start=cost)
     reported = turn_trace(caller)
-    return TurnTrace(reported, reported.span_id, parent=caller, link=session.context, usage_at_start=usage)
+    return TurnTrace(
+        reported, reported.span_id, parent=caller, link=session.context, usage_at_start=usage, cost_at_start=cost
+    )

@@ -151,11 +151,12 @@ class SessionRecorder:
             if turn.span_id == session.context.span_id:  # a turn opened before turns had spans of their own
                 return
         usage = state.usage
+        cost = None if usage.cost_usd is None else usage.cost_usd - (turn.cost_at_start or 0.0)
         span_attributes: dict[str, Any] = {
             **attrs.identity(self._session_id, state.parent),
             **attrs.naming(f"invoke_agent {name}", "invoke_agent"),
             **attrs.usage_attributes(
-                usage.input_tokens - turn.usage_at_start[0], usage.output_tokens - turn.usage_at_start[1]
+                usage.input_tokens - turn.usage_at_start[0], usage.output_tokens - turn.usage_at_start[1], cost_usd=cost
             ),
             "gen_ai.operation.name": "invoke_agent",
             "gen_ai.agent.name": name,
