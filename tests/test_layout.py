@@ -32,14 +32,40 @@ ALLOWED: dict[str, frozenset[str]] = {
     "sandbox": frozenset({"basics", "authoring"}),
     "connections": frozenset({"basics", "authoring"}),
     "project": frozenset({"basics", "authoring", "events", "models", "sandbox"}),
-    "tasks": frozenset({"basics", "authoring", "events", "models", "project", "store"}),
-    "engine": frozenset({"basics", "authoring", "events", "models", "project", "store", "tasks"}),
+    "telemetry": frozenset({"basics"}),
+    "tasks": frozenset({"basics", "authoring", "events", "models", "project", "store", "telemetry"}),
+    "engine": frozenset({"basics", "authoring", "events", "models", "project", "store", "tasks", "telemetry"}),
     "sessions": frozenset(
-        {"basics", "authoring", "events", "models", "project", "store", "tasks", "engine", "sandbox", "connections"}
+        {
+            "basics",
+            "authoring",
+            "events",
+            "models",
+            "project",
+            "store",
+            "tasks",
+            "engine",
+            "sandbox",
+            "connections",
+            "telemetry",
+        }
     ),
-    "server": frozenset({"basics", "authoring", "events", "models", "project", "store", "engine", "sessions"}),
+    "server": frozenset(
+        {"basics", "authoring", "events", "models", "project", "store", "engine", "sessions", "telemetry"}
+    ),
     "serving": frozenset(
-        {"basics", "authoring", "events", "models", "project", "store", "sessions", "server", "connections"}
+        {
+            "basics",
+            "authoring",
+            "events",
+            "models",
+            "project",
+            "store",
+            "sessions",
+            "server",
+            "connections",
+            "telemetry",
+        }
     ),
     "client": frozenset({"basics", "events"}),
     "evals": frozenset(

@@ -61,6 +61,9 @@ def dev(
         bool,
         typer.Option("--resume", help="Run the unfinished sessions of an earlier eve dev (else they stay dormant)."),
     ] = False,
+    trace: Annotated[
+        bool, typer.Option("--trace", help="Print a compact trace of each turn: its spans, durations and tokens.")
+    ] = False,
 ) -> None:
     """Serve the agent for development with a terminal UI: requests from this machine only, reloaded on every save."""
     from eve_cli.user_config import apply_provider_keys
@@ -88,7 +91,7 @@ def dev(
         from eve_cli.tui import chat
 
         async def companion(url: str) -> None:
-            await chat(url, app_root=app_root, log_file=log_file, resume=resume)
+            await chat(url, app_root=app_root, log_file=log_file, resume=resume, trace=trace)
 
     try:
         run_server(
@@ -103,6 +106,7 @@ def dev(
             on_listening=_recorder(log_file),
             companion=companion,
             log_file=log_file,
+            trace=trace,
         )
     finally:
         clear_record(app_root)

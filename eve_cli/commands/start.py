@@ -83,6 +83,7 @@ def run_server(
     companion: Callable[[str], Awaitable[None]] | None = None,
     log_file: Path | None = None,
     inspector: bool = False,
+    trace: bool = False,
 ) -> None:
     """Find the app, load its .env files, resolve the defaults and serve until stopped (shared with `eve dev`)."""
     from eve_runtime.errors import CompileError
@@ -115,6 +116,7 @@ def run_server(
             on_listening=listening,
             companion=companion,
             inspector=inspector,
+            trace=trace,
         )
     except CompileError as exc:
         print_diagnostics(exc.diagnostics, err)

@@ -143,7 +143,7 @@ class TurnState(_State):
     client_context: list[str] = Field(default_factory=list)
     output_schema: dict[str, Any] | None = None
     trace: dict[str, Any] | None = None
-    """The turn's trace context (`traceId`, `spanId`, `traceFlags`; see `eve_runtime.tracing`)."""
+    """The turn's trace context (`traceId`, `spanId`, `traceFlags`; see `eve_runtime.telemetry.ids`)."""
     principal_id: str | None = None
     """Who the turn runs as when its message said so (`eve:app` for a schedule's); None: the runtime's person."""
     interruptions: int = 0
@@ -220,7 +220,7 @@ class SessionState(_State):
     predecessor: str | None = None
     """The stranded session this one replaced at its channel address (its id)."""
     trace: dict[str, Any] | None = None
-    """The session's trace context (`traceId`, `spanId`, `traceFlags`; see `eve_runtime.tracing`)."""
+    """The session's trace context (`traceId`, `spanId`, `traceFlags`; see `eve_runtime.telemetry.ids`)."""
     user_instructions: dict[str, str] = Field(default_factory=dict)
     """The content of each user-role dynamic instruction last added to history, by `event:slug`
     (one is added again only when its content changed)."""

@@ -142,3 +142,17 @@ def test_inspector_render_runs() -> None:
     for key in ("baseline_ms", "conversation_ms", "raw_ms"):
         assert figures[key] > 0
     inspector_render.report(figures)
+
+
+def test_telemetry_overhead_runs() -> None:
+    from bench import telemetry_overhead
+
+    figures = telemetry_overhead.run(rounds=4, warmup=1)
+    assert figures["failed_turns"] == 0
+    assert figures["turns_completed"] == {"off": [5, 5], "on": [5, 5]}
+    assert figures["spans_exported"] == figures["spans_expected"] == 2 + 5 * 9  # every span reached the collector
+    assert figures["export_requests"] >= 1
+    for kind in ("echo", "tool"):
+        assert figures[f"off_{kind}_ms"]["median"] > 0 and figures[f"on_{kind}_ms"]["median"] > 0
+        assert figures[f"{kind}_ratio"] > 0
+    telemetry_overhead.report(figures)

@@ -34,7 +34,7 @@ async def test_first_turn_event_sequence(harness: Harness) -> None:
     assert deltas == last_reply(events) == "echo: hello"
     started = events[1]["data"]
     assert {k: v for k, v in started.items() if k != "trace"} == {"sequence": 0, "turnId": "turn_0"}
-    assert started["trace"]["traceId"] == events[0]["data"]["trace"]["traceId"]  # eve_runtime.tracing
+    assert started["trace"]["traceId"] == events[0]["data"]["trace"]["traceId"]  # eve_runtime.telemetry.ids
     received = events[2]["data"]
     assert received == {
         "message": "hello",

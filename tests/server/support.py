@@ -118,14 +118,16 @@ def harness(
     client: tuple[str, int] = ("testclient", 50000),
     base_url: str = "http://testserver",
     models: dict[str, Model] | None = None,
+    options: RuntimeOptions | None = None,
     **app_options: Any,
 ) -> Iterator[Harness]:
     """A [`Harness`][tests.server.support.Harness]; the store is opened and closed here.
 
-    `models` stands in for the app's models by id (a FunctionModel under `test`).
+    `models` stands in for the app's models by id (a FunctionModel under `test`); `options`
+    replaces the fast defaults (`FAST`).
     """
     store = store if store is not None else MemoryStore()
-    runtime = Runtime(agent, store, options=FAST, mode=mode, models=models)
+    runtime = Runtime(agent, store, options=options or FAST, mode=mode, models=models)
     app = create_app(runtime, manifest, mode=mode, auth=auth or LoopbackAuth(allow_test_client=True), **app_options)
     with TestClient(app, client=client, base_url=base_url) as test_client:
         h = Harness(test_client, runtime, store, app)

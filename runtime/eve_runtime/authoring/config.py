@@ -34,6 +34,7 @@ __all__ = [
     "ExperimentalConfig",
     "LimitsConfig",
     "Reasoning",
+    "TelemetryConfig",
     "WorkflowConfig",
     "define_agent",
 ]
@@ -102,6 +103,18 @@ class ExperimentalConfig(_Config):
     workflow: WorkflowConfig = WorkflowConfig()
 
 
+class TelemetryConfig(_Config):
+    """What the agent's spans record beyond their structure (eve's `recordInputs` / `recordOutputs`).
+
+    None follows eve: recorded under `eve dev`, not in production. Secrets are masked either way.
+    """
+
+    record_inputs: StrictBool | None = None
+    """Put prompts (the messages a model call reads, tool arguments) on spans."""
+    record_outputs: StrictBool | None = None
+    """Put outputs (the model's replies and tool calls, tool results) on spans."""
+
+
 class BuiltInToolsPolicy(_Config):
     """An allowlist of framework tools; the ones it omits are denied by policy."""
 
@@ -131,6 +144,8 @@ class AgentConfig(_Config):
     default_tools: StrictBool = True
     """`False` removes the optional framework tools."""
     built_in_tools: BuiltInToolsPolicy | None = None
+    telemetry: TelemetryConfig = TelemetryConfig()
+    """What spans record: `record_inputs`, `record_outputs` (see `docs/telemetry.md`)."""
 
     @field_validator("description")
     @classmethod
@@ -189,6 +204,7 @@ def define_agent(
     timeout: int | Literal[False] | None = None,
     default_tools: bool = True,
     built_in_tools: BuiltInToolsPolicy | Mapping[str, Any] | None = None,
+    telemetry: TelemetryConfig | Mapping[str, Any] | None = None,
 ) -> AgentConfig:
     """Configure an agent. Assign the result to `agent` in `agent/agent.py`.
 
@@ -208,6 +224,8 @@ def define_agent(
         timeout: Limit of one delegated call to this agent, in ms, or `False`.
         default_tools: `False` drops the optional framework tools.
         built_in_tools: `{"allow": [...]}`: the framework tools allowed.
+        telemetry: `{"record_inputs": bool, "record_outputs": bool}`: whether spans carry prompts and
+            outputs (eve's `recordInputs`/`recordOutputs`; default: under `eve dev` only).
 
     Returns:
         The validated configuration.
@@ -241,6 +259,7 @@ def define_agent(
         ("limits", limits),
         ("experimental", experimental),
         ("built_in_tools", built_in_tools),
+        ("telemetry", telemetry),
     ):
         if value is not None:
             fields[name] = value

@@ -14,6 +14,7 @@ together, in one transaction, or not at all. The checkpoint records how many eve
 attempt that never reached its next checkpoint. `commit` writes everything pending now and
 waits for it.
 
+A `tap` (the session's telemetry recorder, when spans are on) sees each event as it is emitted.
 An `observer` (the runtime's hook dispatcher) is told about every batch once it is durable; it
 is never told about events read back from the store.
 
@@ -88,6 +89,8 @@ class Emitter:
         self._flushing: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
         self.observer: Observer | None = None
+        self.tap: Callable[[StreamEvent], None] | None = None
+        """Told each event as it is emitted (`eve_runtime.telemetry.recorder`); None when telemetry is off."""
         self.fence: int | None = None
         """The session lease's fencing token (many processes on one store): every commit carries it."""
 
@@ -120,6 +123,8 @@ class Emitter:
     def emit(self, event: StreamEvent) -> None:
         """Queue an event for writing (coalescing it into the previous delta when it can)."""
         event_type, data = event.type, event.wire()
+        if self.tap is not None:
+            self.tap(event)
         if self._pending and self._pending[-1].absorbs(event_type, data, self.delivery_ids):
             field_name = DELTA_FIELDS[event_type]
             last = self._pending[-1]

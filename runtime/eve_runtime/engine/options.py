@@ -10,6 +10,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from eve_runtime.telemetry.provider import Telemetry
 
 from eve_runtime.engine.tool_stubs import ToolStubBook
 
@@ -51,3 +55,5 @@ class RuntimeOptions:
     """Where workspaces live; None: `.eve/sandboxes/` under the app root (see `eve_runtime.sessions.sandboxes`)."""
     tool_stubs: ToolStubBook = field(default_factory=ToolStubBook)
     """The eval tool stubs of this runtime's sessions (state, not a tunable: kept in memory for the process's life)."""
+    telemetry: Telemetry | None = None
+    """Where sessions record their spans (`eve_runtime.telemetry`); None (the default): no spans, ids only."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from eve_runtime.authoring.connection_access import ConnectionAccess
 from eve_runtime.authoring.sandbox_session import SandboxAccess
@@ -38,6 +38,11 @@ class Host(TaskHost, Protocol):
     @property
     def principal_id(self) -> str:
         """Who answers prompts through this server."""
+        ...
+
+    @property
+    def mode(self) -> Literal["development", "production"]:
+        """`development` under `eve dev` (where eve records prompts and outputs on spans by default)."""
         ...
 
     @property

@@ -39,7 +39,15 @@ from eve_runtime.events.turns import MessageReceived, SessionStarted, TurnStarte
 from eve_runtime.messages import Message, UserMessage
 from eve_runtime.models.base import Model
 from eve_runtime.store.base import DeliveryRecord
-from eve_runtime.tracing import TraceContext, parse_traceparent, session_trace, trace_wire, turn_trace
+from eve_runtime.telemetry.ids import (
+    SessionTrace,
+    TurnTrace,
+    decision_for,
+    open_session,
+    open_turn,
+    parse_traceparent,
+    trace_wire,
+)
 
 __all__ = ["message_of", "model_for_step", "model_text_of", "reopen_turn", "stale_response_text", "start_turn"]
 
@@ -163,12 +171,14 @@ async def start_turn(
         if isinstance(predecessor, dict) and isinstance(predecessor.get("sessionId"), str):
             state.predecessor = predecessor["sessionId"]  # set only by a replacement (eve_runtime.sessions.replacement)
         state.started = True
-        traced = TraceContext.from_json(traces.get("session.started")) or session_trace(
-            parse_traceparent(delivery.payload.get("traceparent"))
-        )
-        state.trace = traced.to_json()
+        state.trace = _session_trace(session, traces.get("session.started"), delivery).to_json()
+        session_trace = SessionTrace.from_json(state.trace)
+        assert session_trace is not None
         started = SessionStarted(
-            session.host.runtime_info(session.agent), state.predecessor, state.parent, trace=trace_wire(traced)
+            session.host.runtime_info(session.agent),
+            state.predecessor,
+            state.parent,
+            trace=trace_wire(session_trace.context, session_trace.decision),
         )
         if state.schedule is not None:
             started = dataclasses.replace(started, schedule=schedule)
@@ -177,16 +187,12 @@ async def start_turn(
         opening.extend(static_user_instructions(session.agent))
         turn.user_index += len(opening)
     at = TurnAt.of(turn)
-    opening_trace = TraceContext.from_json(state.trace) if first else None  # the first turn reports the session's ids
-    traced = (
-        TraceContext.from_json(traces.get("turn.started"))
-        or opening_trace
-        or turn_trace(parse_traceparent(delivery.payload.get("traceparent")))
-    )
+    traced = _turn_trace(session, traces.get("turn.started"), delivery, first=first)
     turn.trace = traced.to_json()
     text, parts = message_of(delivery)
     if "turn.started" not in written:
-        session.emit(TurnStarted(at, trace_wire(traced)))
+        decision = (state.trace or {}).get("decision")
+        session.emit(TurnStarted(at, trace_wire(traced.reported, decision)))
     if "message.received" not in written:
         session.emit(MessageReceived(at, text, parts))
     if armed("after-turn-opened"):  # the crash tests' moment: the opening durable, its checkpoint not
@@ -210,6 +216,36 @@ async def start_turn(
     opening.append(user)
     session.checkpoint_later(history=opening, consumed=[delivery.id])
     crashpoint("after-turn-start")
+
+
+def _session_trace(session: Session, reported: Any, delivery: DeliveryRecord) -> SessionTrace:
+    """A new session's trace state (the one its `session.started` already reported, after an interruption)."""
+    caller = parse_traceparent(delivery.payload.get("traceparent"))
+    known = SessionTrace.from_json(reported)
+    if known is not None:
+        return dataclasses.replace(known, parent_span_id=caller.span_id if caller is not None else None)
+    config = session.agent.config.telemetry
+    sampled = caller is None or caller.sampled
+    decision = decision_for(
+        config.record_inputs, config.record_outputs, development=session.host.mode == "development", sampled=sampled
+    )
+    return open_session(caller, decision)
+
+
+def _turn_trace(session: Session, reported: Any, delivery: DeliveryRecord, *, first: bool) -> TurnTrace:
+    """A new turn's trace state: the first turn reports the session's ids (as eve's), a later one its own."""
+    stored = SessionTrace.from_json(session.state.trace)
+    usage = session.state.usage
+    if stored is None:  # a session started before its trace state was stored: the ids are all there is
+        stored = open_session(None, decision_for(None, None, development=session.host.mode == "development"))
+    caller = parse_traceparent(delivery.payload.get("traceparent"))
+    traced = open_turn(stored, first, caller, (usage.input_tokens, usage.output_tokens), usage.cost_usd)
+    again = TurnTrace.from_json(reported)  # an interrupted opening: keep the ids it reported
+    if again is not None:
+        traced = dataclasses.replace(
+            traced, reported=again.reported, span_id=traced.span_id if first else again.span_id
+        )
+    return traced
 
 
 def _split(

@@ -55,7 +55,7 @@ class SessionStarted(StreamEvent):
     schedule: dict[str, Any] | None = None
     """For a session a schedule's fire started: `name`, `fireAt` (ISO 8601, UTC) and `manual`."""
     trace: dict[str, Any] | None = None
-    """The session's trace coordinates (`eve_runtime.tracing.trace_wire`)."""
+    """The session's trace coordinates (`eve_runtime.telemetry.ids.trace_wire`)."""
 
     def wire(self) -> dict[str, Any]:
         data: dict[str, Any] = {"runtime": self.runtime}
@@ -134,7 +134,7 @@ class TurnStarted(StreamEvent):
     type: ClassVar[EventType] = "turn.started"
     at: TurnAt
     trace: dict[str, Any] | None = None
-    """The turn's trace coordinates (`eve_runtime.tracing.trace_wire`)."""
+    """The turn's trace coordinates (`eve_runtime.telemetry.ids.trace_wire`)."""
 
     def wire(self) -> dict[str, Any]:
         data = self.at.wire()

@@ -60,7 +60,7 @@ from eve_runtime.server.tool_stubs import create_session
 from eve_runtime.sessions.availability import SessionDormant, SessionStranded
 from eve_runtime.sessions.runtime import Runtime
 from eve_runtime.store.base import SessionNotActive, StoreUnavailable
-from eve_runtime.tracing import parse_traceparent
+from eve_runtime.telemetry.ids import parse_traceparent
 
 __all__ = ["TASK_PROTOCOL", "WORKFLOW_ID", "create_app"]
 
@@ -84,7 +84,7 @@ def _traced(payload: dict[str, Any], request: Request) -> dict[str, Any]:
     """A delivery's payload with who sent it and the request's trace context.
 
     `auth` is the principal the auth chain admitted; `traceparent` the request's W3C header, when
-    it sent a valid one (`eve_runtime.tracing`).
+    it sent a valid one (`eve_runtime.telemetry.ids`).
     """
     caller = getattr(request.state, "eve_caller", None)
     if isinstance(caller, Principal):

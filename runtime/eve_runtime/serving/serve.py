@@ -41,6 +41,7 @@ from eve_runtime.serving.http_limits import HttpLimits, protocol_class
 from eve_runtime.serving.reloader import Reloader
 from eve_runtime.serving.worlds import WORLDS, WorldUnavailable, lease_seconds, open_world
 from eve_runtime.sessions.runtime import Runtime, RuntimeOptions
+from eve_runtime.telemetry.server import server_telemetry
 
 __all__ = ["ServeError", "listening_line", "run_app", "serve"]
 
@@ -309,6 +310,7 @@ def serve(
     resume: bool = True,
     companion: Callable[[str], Awaitable[None]] | None = None,
     inspector: bool = False,
+    trace: bool = False,
 ) -> None:
     """Compile the app at `app_root` and serve it until SIGTERM/SIGINT; returns after a clean shutdown.
 
@@ -331,6 +333,9 @@ def serve(
             terminal UI of `eve dev`); when it returns, the server stops.
         inspector: Also serve the web inspector at `/` in `production` (behind the bearer token);
             `development` always serves it (`eve_runtime.server.inspector`).
+        trace: Log a compact tree of each turn's spans (logger `eve.trace`; `eve dev --trace`).
+
+    Spans are exported over OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set (see `eve_runtime.telemetry`).
 
     The HTTP connection limits come from `EVE_HTTP_*` (see `eve_runtime.serving.http_limits`).
 
@@ -359,6 +364,11 @@ def serve(
         logger.warning(
             "the model %s needs an API key in %s, which is not set: its turns fail until it is", model_id, variable
         )
+    telemetry = server_telemetry(
+        trace, compiled.manifest.root.name if compiled.manifest.root is not None else app_root.name
+    )
+    if telemetry is not None:
+        runtime_options = dataclasses.replace(runtime_options or RuntimeOptions(), telemetry=telemetry)
     main = _serve(
         compiled,
         reload=reload,
@@ -377,5 +387,9 @@ def serve(
         inspector=inspector,
     )
     del compiled  # with reload, a generation is released once nothing uses it: this frame must not hold one
-    asyncio.run(main)
+    try:
+        asyncio.run(main)
+    finally:
+        if telemetry is not None:
+            telemetry.shutdown()
     logger.info("eve stopped")

@@ -97,6 +97,9 @@ class Actors:
 
     def _spawn(self, session: SessionRecord) -> SessionActor:
         actor = SessionActor(self._host, session, self._loaded.pop(session.id, None))
+        telemetry = self._host.options.telemetry
+        if telemetry is not None:  # the session's spans, recorded from its events (`eve_runtime.telemetry`)
+            actor.emitter.tap = telemetry.recorder(session.id, lambda: actor.state, lambda: actor.agent.name)
         self._actors[session.id] = actor
         context = contextvars.copy_context()
         context.run(bind_store, self._host.store)  # `sessions` in the session's code reads this runtime's store

@@ -28,7 +28,7 @@ from eve_runtime.outcomes import ToolOutcome
 from eve_runtime.project.runtime_agent import RuntimeAgent
 from eve_runtime.tasks.ports import TaskSession
 from eve_runtime.tasks.relay import apply_relay, withdraw_relayed
-from eve_runtime.tracing import TraceContext
+from eve_runtime.telemetry.ids import TraceContext, call_context
 
 __all__ = [
     "AGENT_TOOL",
@@ -245,7 +245,8 @@ async def give_work(
     if turn is not None:
         task.principal_id = turn.principal_id  # the child works for the person whose turn this is
     trace = TraceContext.from_json(turn.trace) if turn is not None else None
-    traceparent = trace.traceparent if trace is not None else None
+    # the child joins the parent's trace under the span of the call that started it
+    traceparent = call_context(trace, session.session_id, task.call_id).traceparent if trace is not None else None
     if tool_call is not None and new_child:
         task.child_session_id = await session.host.create_child(
             session.session_id, task, "", tool_call=tool_call, traceparent=traceparent
