@@ -36,4 +36,4 @@ def test_dev_trace_prints_a_tree_per_turn_and_exports_over_otlp(tmp_path: Path) 
     assert tree[5].startswith("    │   └── execute_tool get_weather")
     assert tree[6].startswith("    └── agent.step #1")
     assert tree[7].startswith("        └── chat test") and tree[7].endswith("stop")
-    assert server.stdout_rest == ""  # stdout still carries only the listening line
+    assert server.stdout_rest.splitlines() == [f"eve inspector at {server.url}/"]  # the trees go to stderr
