@@ -48,7 +48,11 @@ LINES = [
 
 
 class Staged:
-    """The stream: the first connection breaks in the middle of line 3; later ones serve from `startIndex`."""
+    """The stream: a connection from the start breaks in the middle of line 3; others serve from `startIndex`.
+
+    Every connection from 0 breaks (not only the first: a page may open and drop one while it
+    routes), so the page shows line 5 only if it reconnects from its cursor.
+    """
 
     def __init__(self) -> None:
         self.starts: list[int] = []
@@ -56,7 +60,7 @@ class Staged:
     async def stream(self, request: Request) -> StreamingResponse:
         start = int(request.query_params.get("startIndex", "0"))
         self.starts.append(start)
-        first = len(self.starts) == 1
+        first = start == 0
 
         async def body() -> AsyncIterator[bytes]:
             yield b"\n"
@@ -102,7 +106,7 @@ def test_a_broken_line_and_a_repeated_event_show_once(
     rows = page.locator(".raw-table tbody tr")
     expect(rows).to_have_count(5)
     assert rows.evaluate_all("rows => rows.map(r => Number(r.dataset.index))") == [0, 1, 2, 3, 5]
-    assert stage.starts[:2] == [0, 3]  # reconnected after the last whole line
+    assert 3 in stage.starts and set(stage.starts) <= {0, 3}  # reconnected after the last whole line
     page.click(".tabs a:has-text('Conversation')")
     expect(page.locator('.item.assistant[data-state="streaming"] .text')).to_have_text("a b c")
     expect(page.locator(".item.user .text")).to_have_text("hello")
