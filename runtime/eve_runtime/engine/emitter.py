@@ -86,6 +86,8 @@ class Emitter:
         self._attached = _Attachment()
         self._write_lock = asyncio.Lock()
         self._flushing: asyncio.Task[None] | None = None
+        self._lingering = False
+        self._closing = False
         self._failure: BaseException | None = None
         self.observer: Observer | None = None
         self.fence: int | None = None
@@ -177,9 +179,16 @@ class Emitter:
             await self._write(status=status, replace_history=replace_history, handoff=handoff)
 
     async def close(self) -> None:
-        """Wait for an in-flight background write so nothing is left running."""
+        """Wait for an in-flight background write so nothing is left running.
+
+        A background write still lingering with nothing to write (a commit took it all) is ended
+        at once: the actor's end, and so the session's next actor, need not wait out the linger.
+        """
         task = self._flushing
         if task is not None:
+            if self._lingering and not (self._pending or self._attached):
+                self._closing = True
+                task.cancel()
             await asyncio.wait([task])
 
     def _schedule(self) -> None:
@@ -189,7 +198,15 @@ class Emitter:
     async def _flush_loop(self) -> None:
         try:
             if self.linger:
-                await asyncio.sleep(self.linger)
+                self._lingering = True
+                try:
+                    await asyncio.sleep(self.linger)
+                except asyncio.CancelledError:
+                    if self._closing:
+                        return  # `close` ended the linger: nothing was pending
+                    raise
+                finally:
+                    self._lingering = False
             while (self._pending or self._attached) and self._failure is None:
                 async with self._write_lock:
                     if (self._pending or self._attached) and self._failure is None:
