@@ -32,6 +32,27 @@ if __package__ in (None, ""):
 from bench._common import TOOL_TURN, LocalWorld, RawCommit, local_world, median
 
 
+class _IdleClock:
+    """Adds up the time the event loop spends waiting in its selector (nothing to run)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.seconds = 0.0
+        self._selector: Any = getattr(loop, "_selector")  # noqa: B009 - asyncio's private selector
+        self._select = self._selector.select
+
+        def select(timeout: float | None = None) -> Any:
+            started = time.perf_counter()
+            try:
+                return self._select(timeout)
+            finally:
+                self.seconds += time.perf_counter() - started
+
+        self._selector.select = select
+
+    def stop(self) -> None:
+        self._selector.select = self._select
+
+
 async def _turns(world: LocalWorld, echo: str, tool: str, turns: int) -> None:
     for index in range(turns):
         await world.turn(echo, f"hello {index}")
@@ -51,9 +72,12 @@ async def measure(turns: int, limit: int) -> dict[str, Any]:
                 started = time.process_time()
                 raw.sample()
                 raw_cpu.append(time.process_time() - started)
-            cpu_started, wall_started = time.process_time(), time.perf_counter()
+            idle = _IdleClock(asyncio.get_running_loop())
+            cpu_started, wall_started, loop_started = time.process_time(), time.perf_counter(), time.thread_time()
             await _turns(world, echo, tool, turns)
             cpu, wall = time.process_time() - cpu_started, time.perf_counter() - wall_started
+            loop_cpu = time.thread_time() - loop_started
+            idle.stop()
             profiler = cProfile.Profile()
             profiler.enable()
             await _turns(world, echo, tool, turns)
@@ -72,6 +96,8 @@ async def measure(turns: int, limit: int) -> dict[str, Any]:
         "cpu_ms_per_step": cpu / steps * 1000,
         "wall_ms_per_step": wall / steps * 1000,
         "raw_commit_cpu_ms": median(raw_cpu) * 1000,
+        "loop_cpu_ms_per_step": loop_cpu / steps * 1000,
+        "loop_idle_ms_per_step": idle.seconds / steps * 1000,
         "profile": texts,
     }
 
@@ -86,6 +112,10 @@ def report(figures: dict[str, Any], sort: str = "tottime") -> None:
     print(
         f"  CPU per step (all threads, no profiler): {figures['cpu_ms_per_step']:.3f} ms; wall per step "
         f"{figures['wall_ms_per_step']:.3f} ms; one raw full-sync commit: {figures['raw_commit_cpu_ms']:.3f} ms CPU"
+    )
+    print(
+        f"  of which the event loop's thread: {figures['loop_cpu_ms_per_step']:.3f} ms CPU; the loop waited "
+        f"(idle in select, for the store's threads or the disk) {figures['loop_idle_ms_per_step']:.3f} ms per step"
     )
     print(figures["profile"][sort])
 
