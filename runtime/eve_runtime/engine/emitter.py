@@ -190,15 +190,18 @@ class Emitter:
                 self._closing = True
                 task.cancel()
             await asyncio.wait([task])
+            self._closing = self._lingering = False
+            if self._flushing is task:  # cancelled before it ran: its own cleanup never did
+                self._flushing = None
 
     def _schedule(self) -> None:
         if self._flushing is None:
+            self._lingering = bool(self.linger)  # the write starts with its linger (see `close`)
             self._flushing = asyncio.create_task(self._flush_loop(), name=f"eve-flush-{self.session_id}")
 
     async def _flush_loop(self) -> None:
         try:
             if self.linger:
-                self._lingering = True
                 try:
                     await asyncio.sleep(self.linger)
                 except asyncio.CancelledError:
