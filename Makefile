@@ -64,10 +64,12 @@ $(PEERS_STAMP): bench/peers/requirements.txt
 bench-peers: $(STAMP) $(PEERS_STAMP) ## eve beside LangGraph and DBOS (pinned, in .venv-peers), one workload, one run, one table
 	$(BIN)/python bench/peers/run.py
 
+.PHONY: bench-peers
+
 clean: ## Remove the virtual environment and generated data
 	rm -rf $(VENV) $(PEERS_VENV) .eve/demo .pytest_cache .mypy_cache .ruff_cache
 
 help: ## Show the targets
-	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  %-12s %s\n",$$1,$$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  %-10s %s\n",$$1,$$2}' $(MAKEFILE_LIST)
 
-.PHONY: install demo test interop bubblewrap lint fmt typecheck check bench bench-peers clean help
+.PHONY: install demo test interop bubblewrap lint fmt typecheck check bench clean help

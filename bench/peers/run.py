@@ -22,8 +22,7 @@ Printed:
    into the fake model (the resumed turn's next event) and to the turn's end is printed (median
    of `crash_runs`), imports included, as a user restarting the process pays them.
 
-Run: `make bench-peers`, or `.venv/bin/python bench/peers/run.py [--rounds R] [--turns T]
-[--size-turns N] [--crash-runs K] [--peers eve,langgraph,dbos] [--backends sqlite,postgres]`
+Run: `make bench-peers`, or `.venv/bin/python bench/peers/run.py --help` for the sizes and choices.
 """
 
 from __future__ import annotations
@@ -49,17 +48,13 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._common import REPO_ROOT, RawCommit, median, percentile, scratch_dir
+from bench.postgres import database_url, unreachable as postgres_unreachable
 
 HERE = Path(__file__).resolve().parent
 PEERS_PYTHON = REPO_ROOT / ".venv-peers" / "bin" / "python"
-DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/test"
 PEERS = {"eve": "eve_worker.py", "langgraph": "langgraph_worker.py", "dbos": "dbos_worker.py"}
 NAMES = {"eve": "eve", "langgraph": "LangGraph", "dbos": "DBOS"}
 STORES = {"sqlite": "SQLite", "postgres": "Postgres"}
-
-
-def database_url() -> str:
-    return os.environ.get("EVE_BENCH_DATABASE_URL") or DEFAULT_URL
 
 
 class Worker:
@@ -135,19 +130,6 @@ class RawPostgres:
 
     def close(self) -> None:
         self.conn.close()
-
-
-def postgres_unreachable() -> str | None:
-    try:
-        import psycopg
-    except ImportError:
-        return "psycopg is not installed"
-    try:
-        with psycopg.connect(database_url(), connect_timeout=3) as conn:
-            conn.execute("SELECT 1")
-    except psycopg.Error as exc:
-        return f"PostgreSQL is unreachable ({str(exc).strip().splitlines()[0]})"
-    return None
 
 
 @contextmanager
