@@ -4,6 +4,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO := .eve/demo
+PEERS_VENV := .venv-peers
+PEERS_STAMP := $(PEERS_VENV)/.installed-stamp
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -65,10 +67,21 @@ typecheck: $(STAMP) ## mypy --strict over the package, the tests and the benchma
 check: lint typecheck test ## Lint, type-check and test
 
 bench: $(STAMP) ## Run the benchmarks (each prints a ratio against a baseline measured in the same run)
-	@for f in bench/[!_]*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+	@for f in bench/[!_]*.py; do case $$f in bench/profile_*) continue;; esac; echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+$(PEERS_STAMP): bench/peers/requirements.txt
+	test -x $(PEERS_VENV)/bin/python || $(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(PEERS_VENV)/bin/python -m pip install --quiet -r bench/peers/requirements.txt
+	touch $(PEERS_STAMP)
+
+bench-peers: $(STAMP) $(PEERS_STAMP) ## eve beside LangGraph and DBOS (pinned, in .venv-peers), one workload, one run, one table
+	$(BIN)/python bench/peers/run.py
+
+.PHONY: bench-peers
 
 clean: ## Remove the virtual environment and generated data
-	rm -rf $(VENV) .eve/demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PEERS_VENV) .eve/demo .pytest_cache .mypy_cache .ruff_cache
 
 help: ## Show the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  %-10s %s\n",$$1,$$2}' $(MAKEFILE_LIST)

@@ -11,7 +11,8 @@ Baseline, measured in the same run and interleaved with the turns (machines here
 noisy): one small insert + COMMIT on a plain sqlite3 connection with the store's pragmas (WAL,
 `synchronous=FULL`) in the same directory.
 
-Target (DESIGN.md): under 2 ms per step (median), and within 10x of one raw commit. Also printed:
+Target (DESIGN.md): within 3x of one raw commit per step (median); the other half of the target, faster
+than a DBOS step on the same store, is measured beside DBOS by `make bench-peers`. Also printed:
 the store transactions (writer group commits) and jobs one turn costs.
 
 Run: `.venv/bin/python bench/step_overhead.py [rounds] [warmup]`
@@ -30,8 +31,7 @@ if __package__ in (None, ""):
 
 from bench._common import TOOL_TURN, LocalWorld, RawCommit, local_world, median, percentile, verdict
 
-TARGET_MS = 2.0
-TARGET_RATIO = 10.0
+TARGET_RATIO = 3.0
 
 
 async def _timed_turn(world: LocalWorld, session_id: str, message: str) -> tuple[float, float, int, int]:
@@ -114,7 +114,7 @@ def report(figures: dict[str, Any]) -> None:
     raw = figures["raw_commit_ms"]["median"]
     print(
         f"step overhead, {figures['rounds']} interleaved rounds "
-        f"(target: median under {TARGET_MS:.0f} ms and within {TARGET_RATIO:.0f}x of one raw commit)"
+        f"(target: median within {TARGET_RATIO:.0f}x of one raw commit; beside DBOS: make bench-peers)"
     )
     if figures["failed_turns"]:
         print(f"  WARNING: {figures['failed_turns']} turns failed: the figures below are not those of working turns")
@@ -126,7 +126,7 @@ def report(figures: dict[str, Any]) -> None:
     ):
         step = figures[key]
         ratio = step["median"] / raw
-        ok = step["median"] < TARGET_MS and ratio <= TARGET_RATIO
+        ok = ratio <= TARGET_RATIO
         print(f"  {label:<30} {step['median']:8.3f}ms {step['p90']:8.3f}ms  {ratio:8.1f}x  {verdict(ok)}")
     print(
         f"  drift (median, first vs last quarter of the rounds): echo {figures['echo_first_quarter_ms']:.3f} -> "

@@ -87,6 +87,8 @@ class Emitter:
         self._attached = _Attachment()
         self._write_lock = asyncio.Lock()
         self._flushing: asyncio.Task[None] | None = None
+        self._lingering = False
+        self._closing = False
         self._failure: BaseException | None = None
         self.observer: Observer | None = None
         self.tap: Callable[[StreamEvent], None] | None = None
@@ -182,19 +184,37 @@ class Emitter:
             await self._write(status=status, replace_history=replace_history, handoff=handoff)
 
     async def close(self) -> None:
-        """Wait for an in-flight background write so nothing is left running."""
+        """Wait for an in-flight background write so nothing is left running.
+
+        A background write still lingering with nothing to write (a commit took it all) is ended
+        at once: the actor's end, and so the session's next actor, need not wait out the linger.
+        """
         task = self._flushing
         if task is not None:
+            if self._lingering and not (self._pending or self._attached):
+                self._closing = True
+                task.cancel()
             await asyncio.wait([task])
+            self._closing = self._lingering = False
+            if self._flushing is task:  # cancelled before it ran: its own cleanup never did
+                self._flushing = None
 
     def _schedule(self) -> None:
         if self._flushing is None:
+            self._lingering = bool(self.linger)  # the write starts with its linger (see `close`)
             self._flushing = asyncio.create_task(self._flush_loop(), name=f"eve-flush-{self.session_id}")
 
     async def _flush_loop(self) -> None:
         try:
             if self.linger:
-                await asyncio.sleep(self.linger)
+                try:
+                    await asyncio.sleep(self.linger)
+                except asyncio.CancelledError:
+                    if self._closing:
+                        return  # `close` ended the linger: nothing was pending
+                    raise
+                finally:
+                    self._lingering = False
             while (self._pending or self._attached) and self._failure is None:
                 async with self._write_lock:
                     if (self._pending or self._attached) and self._failure is None:

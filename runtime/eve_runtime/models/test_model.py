@@ -25,7 +25,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import operator
 import re
+import weakref
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,14 +87,35 @@ def arguments_text(call: ToolCall) -> str:
     return call.invalid_arguments if call.invalid_arguments is not None else compact_json(call.arguments)
 
 
+_message_words: dict[int, int] = {}
+"""Words per message object (by `id`, dropped when the message is collected): every call recounts
+the whole conversation, whose message objects are the same from call to call."""
+
+
+def _words(message: Message) -> int:
+    total = count_words(message.content)
+    if isinstance(message, AssistantMessage) and message.tool_calls:
+        total += sum(count_words(arguments_text(call)) for call in message.tool_calls)
+    return total
+
+
 def input_tokens(messages: Iterable[Message]) -> int:
     """Words in all messages sent: their content plus each tool call's compact argument JSON."""
-    total = 0
-    for message in messages:
-        total += count_words(message.content)
-        if isinstance(message, AssistantMessage) and message.tool_calls:
-            total += sum(count_words(arguments_text(call)) for call in message.tool_calls)
-    return total
+    cache = _message_words
+    if not isinstance(messages, Sequence):
+        messages = list(messages)
+    counts = list(map(cache.get, map(id, messages)))  # passes at C speed over the conversation
+    if None in counts:  # count the new messages once (a request's instructions are new every time)
+        position = counts.index(None)
+        while True:
+            message = messages[position]
+            counts[position] = cache[id(message)] = _words(message)
+            weakref.finalize(message, cache.pop, id(message), None)
+            try:
+                position = counts.index(None, position + 1)
+            except ValueError:
+                break
+    return sum(counts)  # type: ignore[arg-type]  # no None is left
 
 
 def split_arguments(text: str) -> list[str]:
@@ -211,7 +234,7 @@ def _plan(
 ) -> tuple[str, list[ToolCall]]:
     """Decide this step's answer text and tool calls."""
     # Call ids count the assistant messages so far, so they stay unique across steps and turns.
-    step = sum(1 for m in messages if isinstance(m, AssistantMessage))
+    step = operator.countOf(map(type, messages), AssistantMessage)
     last_assistant: AssistantMessage | None = None
     results: list[ToolMessage] = []
     for message in messages[user_index + 1 :]:

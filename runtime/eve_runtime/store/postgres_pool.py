@@ -2,8 +2,9 @@
 
 The pool ([`psycopg_pool.AsyncConnectionPool`][]) hands out autocommit connections and discards
 one that comes back broken. [`Pool.run`][eve_runtime.store.postgres_pool.Pool.run] checks each
-connection it borrows with the pool's own check (`check_connection`) first: one the server
-closed while it sat idle is dropped, with every other idle one cut at the same time, and the
+connection it borrows first, with a round trip (the pool's own `check_connection`) only when the
+server sent it something while it sat idle (as it does when it closes one): one the server
+closed is dropped, with every other idle one cut at the same time, and the
 operation takes another (psycopg's check at checkout pauses a second and more between dead
 connections; this one does not). A connection can still be lost *while* a statement runs
 (`pg_terminate_backend`, a failover): the operation then runs again on a new connection when
@@ -24,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import select
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Literal, TypeVar
 
@@ -138,6 +140,22 @@ def lost(conn: Connection, exc: BaseException) -> bool:
     return isinstance(exc, psycopg.OperationalError) and (conn.closed or conn.broken)
 
 
+def may_be_cut(conn: Connection) -> bool:
+    """Whether an idle connection may have been cut (the server sent it something, or psycopg saw it break).
+
+    An idle connection is sent nothing unasked but the server's last words before it closes it, or
+    the end of the stream. A connection the server closed shows so at once; one lost without a word (a network cut) is
+    found by the statement itself, and the operation runs again as its safety allows.
+    """
+    if conn.closed or conn.broken:
+        return True
+    try:
+        readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    except (OSError, ValueError, psycopg.Error):
+        return True
+    return bool(readable)
+
+
 class Pool:
     """Up to `size` connections to one database (psycopg's pool), and operations retried over lost ones.
 
@@ -205,7 +223,8 @@ class Pool:
             try:
                 async with self._pool.connection() as conn:
                     try:
-                        await AsyncConnectionPool.check_connection(conn)
+                        if may_be_cut(conn):  # a round trip only then: most operations are one statement
+                            await AsyncConnectionPool.check_connection(conn)
                     except psycopg.Error as exc:  # cut while idle: nothing of `fn` was sent
                         failure = exc
                     else:
@@ -217,6 +236,8 @@ class Pool:
                                 raise
                             failure = exc
                             number += 1
+                            if number == 1:
+                                await self._pool.check()  # the idle ones were likely cut at the same time
             except PoolTimeout as exc:
                 raise StoreUnavailable(f"Postgres at {describe_url(self._url)} is unreachable: {exc}") from None
             finally:

@@ -231,6 +231,8 @@ class SqliteWriter:
         except sqlite3.Error as exc:
             outcomes.extend((job, None, as_store_error(exc)) for job in jobs)
             return []
+        if len(jobs) == 1:
+            return self._single(conn, jobs[0], outcomes)
         applied: list[tuple[_Job, Any]] = []
         for position, job in enumerate(jobs):
             try:
@@ -262,6 +264,26 @@ class SqliteWriter:
             outcomes.extend((job, None, as_store_error(exc)) for job, _ in applied)
             return []
         outcomes.extend((job, value, None) for job, value in applied)
+        return []
+
+    def _single(self, conn: sqlite3.Connection, job: _Job, outcomes: list[_Outcome]) -> list[_Job]:
+        """A transaction of one job (the common case when not busy): no savepoint, the transaction is the job's.
+
+        A job that raises is rolled back with the whole transaction, which held nothing else.
+        """
+        try:
+            value = job.fn(conn)
+        except Exception as exc:
+            self._rollback(conn)
+            outcomes.append((job, None, as_store_error(exc)))
+            return []
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback(conn)
+            outcomes.append((job, None, as_store_error(exc)))
+            return []
+        outcomes.append((job, value, None))
         return []
 
     def _aborted(

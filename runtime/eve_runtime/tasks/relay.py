@@ -21,6 +21,7 @@ until the child resolves it and relays that.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from eve_runtime.checkpoint import TaskState
@@ -67,6 +68,9 @@ def relay_to_parent(session: TaskSession, kind: str, data: dict[str, Any]) -> No
 def report_turn_end(session: TaskSession, status: str, history: list[Message], extra: dict[str, Any]) -> None:
     """Queue the outcome of this child's turn (and the usage spent since the last report)."""
     turn = session.turn
+    working = session.state.turn
+    if session.state.parent is None or working is None or working.task_call is None:
+        return  # not working for a parent's call (as `_post` finds): no report, no history to scan
     usage = session.state.usage
     report: dict[str, Any] = {
         "turnId": turn.turn_id,
@@ -79,8 +83,8 @@ def report_turn_end(session: TaskSession, status: str, history: list[Message], e
         if "result" in extra:
             report["output"] = extra["result"]
         else:
-            replies = [m.content for m in [*session.history, *history] if isinstance(m, AssistantMessage) and m.content]
-            report["output"] = replies[-1] if replies else ""
+            messages = itertools.chain(reversed(history), reversed(session.history))
+            report["output"] = next((m.content for m in messages if isinstance(m, AssistantMessage) and m.content), "")
     elif "error" in extra:
         report["error"] = extra["error"]
     before = len(session.state.outbox)

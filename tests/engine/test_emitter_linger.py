@@ -1,0 +1,40 @@
+"""The emitter's background write lingers for more events, but an actor's end never waits that out."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from eve_runtime.checkpoint import UsageTotals
+from eve_runtime.engine.emitter import Emitter
+from eve_runtime.events.turns import SessionWaiting
+from eve_runtime.store.memory import MemoryStore
+from tests.store.conftest import session
+
+pytestmark = pytest.mark.anyio
+
+
+async def _emitter(linger: float) -> tuple[MemoryStore, Emitter]:
+    store = MemoryStore()
+    await store.open()
+    await store.create_session(session("s1"))
+    return store, Emitter(store, "s1", 0, linger=linger)
+
+
+async def test_close_after_a_commit_does_not_wait_out_the_linger() -> None:
+    store, emitter = await _emitter(linger=3600.0)  # a wait that would hang the test
+    emitter.emit(SessionWaiting("s1", UsageTotals()))  # schedules a lingering background write
+    await emitter.commit()  # takes the event: the background write has nothing left
+    with anyio.fail_after(10):
+        await emitter.close()
+    assert [row.type for row in await store.read_events("s1")] == ["session.waiting"]
+    emitter.emit(SessionWaiting("s1", UsageTotals()))  # the emitter still works after a close
+    await emitter.commit()
+    assert await store.event_count("s1") == 2
+
+
+async def test_close_with_events_pending_waits_for_their_write() -> None:
+    store, emitter = await _emitter(linger=0.01)
+    emitter.emit(SessionWaiting("s1", UsageTotals()))
+    await emitter.close()  # nothing committed them: the background write does, after its linger
+    assert [row.type for row in await store.read_events("s1")] == ["session.waiting"]
