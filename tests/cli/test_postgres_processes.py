@@ -172,3 +172,31 @@ def test_a_killed_creators_session_times_out_in_the_other_process(tmp_path: Path
         finally:
             a.kill()
             b.kill()
+
+
+def test_a_process_restarted_after_a_kill_takes_its_sessions_back_without_waiting_out_the_lease(
+    tmp_path: Path,
+) -> None:
+    with pg.fresh_schema() as schema:
+        app = scaffold(tmp_path)
+        ledger = tmp_path / "ledger.ndjson"
+        args = ["--world", "postgres", "--database-url", pg.schema_url(schema)]
+        eve = EveProcess(app, ledger, args=args, env={"EVE_LEASE_SECONDS": "300"})  # far longer than any wait here
+        try:
+            eve.start()
+            client = Client(eve)
+            created = client.create("op-restart", '/say working on it\n/call record {"label": "slow", "seconds": 2}')
+            assert created.outcome == "ok" and created.session is not None
+            deadline = time.monotonic() + 20
+            while not read_ledger(eve.ledger):  # the tool is running
+                assert time.monotonic() < deadline, "the tool never started"
+                time.sleep(0.05)
+            eve.kill()  # SIGKILL: its lease stays in the owners table, unexpired
+            eve.start()
+            events = Client(eve).wait_quiet(created.session, turns=1, timeout=30)
+            terminals = [e["type"] for e in events if e["type"] in ("turn.completed", "turn.failed", "turn.cancelled")]
+            assert terminals == ["turn.completed"], [e["type"] for e in events]
+            report = check(Client(eve), [created.session], eve.ledger)
+            assert report.violations() == {}, report
+        finally:
+            eve.kill()

@@ -490,6 +490,24 @@ async def test_orphaned_sessions_are_those_whose_lease_expired_unreleased(store:
     assert await store.orphaned_sessions() == []
 
 
+async def test_a_dead_owners_leases_end_at_once_and_no_one_elses(store: Store) -> None:
+    for name in ("a1", "a2", "b1", "gone"):
+        await store.create_session(session(name))
+    assert await store.acquire("a1", "A", ttl=30) == 1
+    assert await store.acquire("a2", "A", ttl=30) == 1
+    assert await store.acquire("b1", "B", ttl=30) == 1
+    assert await store.acquire("gone", "C", ttl=30) == 1
+    await store.release("gone", "C")
+    assert await store.lease_owners() == ["A", "B"]  # C released its only lease
+    await store.expire_leases("A")
+    assert await store.lease_owners() == ["B"]
+    assert await store.orphaned_sessions() == ["a1", "a2"]
+    assert await store.acquire("a1", "D", ttl=30) == 2  # taken over now, with a new fencing token
+    assert await store.acquire("b1", "D", ttl=30) is None  # a live owner keeps its lease
+    await store.expire_leases("nobody")
+    assert await store.lease_owners() == ["B", "D"]
+
+
 # -- lifecycle --------------------------------------------------------------------------------
 
 

@@ -17,7 +17,11 @@ a lease's time later, so a delivery it accepted is run even when that owner stop
 
 A process that dies holding leases leaves them to expire: every process looks for such orphaned
 sessions every half lease and takes them over (acquiring bumps the fencing token; the new
-owner's actor recovers the interrupted turn as after any crash).
+owner's actor recovers the interrupted turn as after any crash). A process starting on the machine
+where the dead one ran (a restart after a crash, the common case) need not wait out those leases:
+an owner id names its host, kernel boot and pid namespace and its pid, so at start a process ends
+the leases of the owners of its own machine whose pid no longer runs and takes their sessions over
+at once.
 
 A session's timeout is scheduled in memory by the processes that saw it (`SessionTimeouts`).
 So that it still fires when all of those are gone, every process also asks the store every few
@@ -31,6 +35,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import hashlib
 import logging
 import os
 import random
@@ -39,12 +45,13 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from eve_runtime.engine.options import RuntimeOptions
 from eve_runtime.store.base import DeliveryRecord, SessionRecord, Store, StoreError
 
-__all__ = ["LeasedActor", "OwnerHost", "Ownership"]
+__all__ = ["LeasedActor", "OwnerHost", "Ownership", "is_dead_sibling", "new_owner_id"]
 
 logger = logging.getLogger("eve.ownership")
 
@@ -52,6 +59,43 @@ _DEADLINE_BATCH = 100
 """Sessions past their deadline woken per sweep at most (the rest wait for the next sweep)."""
 _REFIRE_SECONDS = 60.0
 """A session woken for its deadline that is still active and unheld is woken again after this long."""
+
+
+@functools.cache
+def _machine() -> str:
+    """This kernel boot and pid namespace (a hash), or "" where /proc does not say."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        namespace = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
+    return hashlib.sha256(f"{boot}|{namespace}".encode()).hexdigest()[:12]
+
+
+def new_owner_id() -> str:
+    """An owner id: host, pid, a random part, and the machine (`_machine`), for `is_dead_sibling`."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}:{_machine()}"
+
+
+def is_dead_sibling(owner: str) -> bool:
+    """Whether `owner` was a process of this machine (host, boot, pid namespace) that no longer runs.
+
+    False whenever that cannot be known for sure (another machine, an id of an older format, a pid
+    this process may not signal): such leases expire by themselves.
+    """
+    parts = owner.rsplit(":", 3)
+    if len(parts) != 4 or not _machine() or parts[3] != _machine() or parts[0] != socket.gethostname():
+        return False
+    try:
+        pid = int(parts[1])
+        if pid == os.getpid():
+            return False
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (ValueError, OSError):
+        return False
+    return False
 
 
 class LeasedActor(Protocol):
@@ -120,8 +164,8 @@ class Ownership:
         self.ttl = ttl
         self.grace = min(1.0, ttl / 4)
         """Seconds a lease is kept after its actor ended, for the session's next delivery."""
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        """This process's owner id (host and pid, for people reading the owners table)."""
+        self.owner = new_owner_id()
+        """This process's owner id (host and pid first, for people reading the owners table)."""
         self._leases: dict[str, _Lease] = {}
         self._releasing: dict[str, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Future[None]] = set()
@@ -221,6 +265,7 @@ class Ownership:
         self.store.on_delivery(self._delivered_elsewhere)
         sweep = self.runtime.options.deadline_sweep_seconds
         self._watchers = [
+            asyncio.create_task(self._take_over_dead_siblings(), name="eve-dead-siblings"),
             asyncio.create_task(self._every(self.ttl / 2, self._take_over_orphans), name="eve-orphans"),
             asyncio.create_task(self._every(sweep, self._fire_deadlines), name="eve-deadlines"),
         ]
@@ -232,6 +277,18 @@ class Ownership:
                 await sweep()
             except StoreError as exc:
                 logger.warning("cannot look for sessions to take over yet (%s)", exc)
+
+    async def _take_over_dead_siblings(self) -> None:
+        """End the leases of this machine's dead processes and take their sessions over now."""
+        try:
+            dead = [owner for owner in await self.store.lease_owners() if is_dead_sibling(owner)]
+            for owner in dead:
+                logger.info("owner %s no longer runs on this machine; taking its sessions over", owner)
+                await self.store.expire_leases(owner)
+            if dead:
+                await self._take_over_orphans()
+        except StoreError as exc:
+            logger.warning("cannot look for this machine's dead owners (%s); their leases expire by themselves", exc)
 
     async def _take_over_orphans(self) -> None:
         for session_id in await self.store.orphaned_sessions():

@@ -358,6 +358,17 @@ class Store(ABC):
         """Active sessions whose owner's lease expired without a release (the owner died), oldest first."""
 
     @abstractmethod
+    async def lease_owners(self) -> list[str]:
+        """The owners holding an unexpired lease on some session (each once)."""
+
+    @abstractmethod
+    async def expire_leases(self, owner: str) -> None:
+        """End every lease `owner` holds now, as if it had expired: for an owner known to be dead.
+
+        Its sessions are orphaned at once (its fencing tokens still refuse its commits).
+        """
+
+    @abstractmethod
     async def expired_sessions(self, now: float, limit: int) -> list[str]:
         """Active sessions whose deadline is at or before `now` that no owner holds an unexpired lease on.
 

@@ -329,6 +329,17 @@ class MemoryStore(Store):
             and lease.expires_at <= now
         ]
 
+    async def lease_owners(self) -> list[str]:
+        self._check_open()
+        now = time.time()
+        return sorted({lease.owner for lease in self._leases.values() if lease.owner and lease.expires_at > now})
+
+    async def expire_leases(self, owner: str) -> None:
+        self._check_open()
+        for lease in self._leases.values():
+            if lease.owner == owner:
+                lease.expires_at = min(lease.expires_at, time.time())
+
     async def expired_sessions(self, now: float, limit: int) -> list[str]:
         self._check_open()
         expired = [s.record for s in self._sessions.values() if s.record.status == "active"]

@@ -379,6 +379,12 @@ class PostgresStore(Store):
         )
         return [str(row[0]) for row in rows]
 
+    async def lease_owners(self) -> list[str]:
+        return [str(row[0]) for row in await self._rows(ops.LEASE_OWNERS)]
+
+    async def expire_leases(self, owner: str) -> None:
+        await self._run(lambda conn: ops.expire_leases(conn, owner), "idempotent")
+
     async def expired_sessions(self, now: float, limit: int) -> list[str]:
         rows = await self._rows(ops.EXPIRED_SESSIONS, now, limit)
         return [str(row[0]) for row in rows]

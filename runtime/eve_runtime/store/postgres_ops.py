@@ -304,6 +304,14 @@ async def release(conn: Connection, session_id: str, owner: str) -> None:
     )
 
 
+LEASE_OWNERS = f"SELECT DISTINCT owner FROM owners WHERE owner IS NOT NULL AND expires_at > {_NOW} ORDER BY owner"
+
+
+async def expire_leases(conn: Connection, owner: str) -> None:
+    """End every unexpired lease `owner` holds (an owner known to be dead)."""
+    await conn.execute(f"UPDATE owners SET expires_at = {_NOW} WHERE owner = %s AND expires_at > {_NOW}", (owner,))
+
+
 EXPIRED_SESSIONS = f"""
 SELECT s.id FROM sessions s LEFT JOIN owners o ON o.session_id = s.id
 WHERE s.status = 'active' AND s.deadline <= %s AND (o.owner IS NULL OR o.expires_at <= {_NOW})
