@@ -31,6 +31,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -72,13 +73,32 @@ def _provider_app(words: int) -> Any:
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        return sse({"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 0, "model": "bench", "choices": [choice]})
+        return sse(
+            {
+                "id": "chatcmpl-bench",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": "bench",
+                "choices": [choice],
+            }
+        )
 
     pieces = [chunk({"role": "assistant", "content": ""})]
     pieces += [chunk({"content": f"w{n} " if n < words - 1 else f"w{n}"}) for n in range(words)]
     pieces.append(chunk({}, "stop"))
     usage = {"prompt_tokens": 20, "completion_tokens": words, "total_tokens": 20 + words}
-    pieces.append(sse({"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 0, "model": "bench", "choices": [], "usage": usage}))
+    pieces.append(
+        sse(
+            {
+                "id": "chatcmpl-bench",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": "bench",
+                "choices": [],
+                "usage": usage,
+            }
+        )
+    )
     pieces.append(b"data: [DONE]\n\n")
     whole = b"".join(pieces)
 
@@ -143,11 +163,12 @@ class Process:
             fields = stat.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / _TICKS
 
-    def close(self) -> None:
+    def close(self, *, gently: bool = False) -> None:
+        """Kill the process (with `gently`, SIGINT first: py-spy, when profiling, then writes its profile)."""
         if self.process.poll() is None:
-            self.process.terminate()
+            self.process.send_signal(signal.SIGINT if gently else signal.SIGKILL)
             try:
-                self.process.wait(10)
+                self.process.wait(30)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
@@ -240,7 +261,9 @@ def _scaffold(root: Path, api_base: str) -> Path:
     for path in app.rglob("*"):
         if path.is_file():
             text = path.read_text(encoding="utf-8")
-            text = text.replace("{{model}}", MODEL).replace("{{name}}", "provider-bench").replace("{{eve_version}}", "0")
+            text = (
+                text.replace("{{model}}", MODEL).replace("{{name}}", "provider-bench").replace("{{eve_version}}", "0")
+            )
             path.write_text(text, encoding="utf-8")
     (app / "agent" / "agent.py").write_text(
         f"from eve_runtime import define_agent\n\nagent = define_agent(model={MODEL!r}, "
@@ -305,7 +328,12 @@ async def measure(rounds: int, words: int, warmup: int) -> Figures:
             app = _scaffold(Path(scratch), api_base)
             env = {**os.environ, "EVE_AUTH_TOKEN": TOKEN, "OPENAI_API_KEY": KEY, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
             env.pop("OPENAI_BASE_URL", None)
-            server = Process([*_eve_command(), "start", "--port", "0"], r"eve listening on (http://\S+)", cwd=app, env=env)
+            command = [*_eve_command(), "start", "--port", "0"]
+            profile = os.environ.get("EVE_BENCH_PROFILE")
+            if profile:  # py-spy's collapsed stacks of the eve process (`pip install py-spy`)
+                spy = Path(sys.executable).with_name("py-spy")
+                command = [str(spy), "record", "--format", "raw", "-r", "500", "-o", profile, "--", *command]
+            server = Process(command, r"eve listening on (http://\S+)", cwd=app, env=env)
             headers = {"authorization": f"Bearer {TOKEN}"}
             async with httpx.AsyncClient(base_url=server.address, headers=headers, timeout=60) as client:
                 # The first turn right after start: litellm was imported in the background meanwhile.
@@ -325,7 +353,7 @@ async def measure(rounds: int, words: int, warmup: int) -> Figures:
                             figures.eve[mode].append(through_eve)
     finally:
         if server is not None:
-            server.close()
+            server.close(gently=bool(os.environ.get("EVE_BENCH_PROFILE")))
         provider.close()
     return figures
 
@@ -337,7 +365,7 @@ def run(rounds: int = 40, words: int = 500, warmup: int = 2) -> dict[str, Any]:
 
 def report(figures: dict[str, Any]) -> None:
     print(
-        f"a real provider's stream: litellm direct vs through eve, {figures['words']} words, {figures['rounds']} rounds "
+        f"a real provider's stream: direct litellm vs eve, {figures['words']} words, {figures['rounds']} rounds "
         f"(target: added TTFT under {TARGET_ADDED_TTFT_MS:.0f} ms, rate at least {TARGET_RATE_RATIO}x)"
     )
     for mode in MODES:

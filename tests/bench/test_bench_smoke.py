@@ -79,6 +79,19 @@ def test_stream_throughput_runs() -> None:
 
 
 @pytest.mark.scenario
+def test_provider_stream_runs() -> None:
+    from bench import provider_stream
+
+    figures = provider_stream.run(rounds=1, words=20, warmup=0)
+    for mode in provider_stream.MODES:
+        assert figures[mode]["direct_words"] == figures[mode]["eve_words"] == 20
+        assert figures[mode]["direct_words_per_s"] > 0 and figures[mode]["eve_words_per_s"] > 0
+        assert figures[mode]["eve_cpu_s"] >= 0
+    assert figures["first_turn_ttft_s"] > 0
+    provider_stream.report(figures)
+
+
+@pytest.mark.scenario
 def test_recovery_runs() -> None:
     figures = recovery.run(sessions=3, delay_ms=25)
     assert figures["interrupted"] == 3
