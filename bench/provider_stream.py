@@ -7,7 +7,8 @@ A local OpenAI-compatible server (its own process, uvicorn on 127.0.0.1) streams
 - `paced`: one chunk every 5 ms.
 
 Each round runs the same request twice, interleaved: once through `litellm.acompletion` in this
-process (the baseline), and once through eve: a real `eve start` process on the template app
+process (the baseline: the system prompt and tools eve sent, read back from the provider), and once
+through eve: a real `eve start` process on the template app
 with `openai/gpt-4o-mini` pointed at the local server (`model_options={"api_base": ...}`), the
 client (this process, httpx) following the session's NDJSON stream and sending the message.
 
@@ -65,7 +66,7 @@ _TICKS = os.sysconf("SC_CLK_TCK")
 def _provider_app(words: int) -> Any:
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import StreamingResponse
+    from starlette.responses import JSONResponse, StreamingResponse
     from starlette.routing import Route
 
     def sse(payload: dict[str, Any]) -> bytes:
@@ -102,8 +103,14 @@ def _provider_app(words: int) -> Any:
     pieces.append(b"data: [DONE]\n\n")
     whole = b"".join(pieces)
 
+    requests: list[dict[str, Any]] = []
+
+    async def last_request(request: Request) -> JSONResponse:
+        return JSONResponse(requests[-1] if requests else {})
+
     async def completions(request: Request) -> StreamingResponse:
         body = await request.json()
+        requests[:] = [body]
         last = str((body.get("messages") or [{}])[-1].get("content") or "")
 
         async def stream() -> AsyncIterator[bytes]:
@@ -116,7 +123,12 @@ def _provider_app(words: int) -> Any:
 
         return StreamingResponse(stream(), media_type="text/event-stream")
 
-    return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
+    return Starlette(
+        routes=[
+            Route("/v1/chat/completions", completions, methods=["POST"]),
+            Route("/last-request", last_request),  # what eve sent: the direct calls send the same
+        ]
+    )
 
 
 def serve_provider(words: int) -> None:
@@ -194,19 +206,26 @@ class Sample:
 INSTRUCTIONS = "You are a benchmark agent."
 
 
-async def direct_turn(litellm: Any, api_base: str, message: str) -> Sample:
-    """One streamed call through `litellm.acompletion`, as eve makes it."""
+async def direct_turn(litellm: Any, api_base: str, message: str, sent: dict[str, Any] | None = None) -> Sample:
+    """One streamed call through `litellm.acompletion`: the request eve `sent` (messages, tools), else a bare one."""
+    messages = [{"role": "user", "content": message}]
+    extra: dict[str, Any] = {}
+    if sent:
+        messages = [*sent["messages"][:-1], {"role": "user", "content": message}]
+        if sent.get("tools"):
+            extra["tools"] = sent["tools"]
     cpu = time.process_time()
     started = time.perf_counter()
     response = await litellm.acompletion(
         model=MODEL,
-        messages=[{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": message}],
+        messages=messages,
         stream=True,
         stream_options={"include_usage": True},
         api_base=api_base,
         api_key=KEY,
         max_retries=0,
         drop_params=True,
+        **extra,
     )
     first = last = 0.0
     text = []
@@ -344,9 +363,11 @@ async def measure(rounds: int, words: int, warmup: int) -> Figures:
 
                 figures.litellm_import = time.perf_counter() - started
                 litellm.suppress_debug_info = True
+                async with httpx.AsyncClient() as provider_client:
+                    sent = (await provider_client.get(f"http://127.0.0.1:{provider.address}/last-request")).json()
                 for round_index in range(warmup + rounds):
                     for mode in MODES:
-                        direct = await direct_turn(litellm, api_base, mode)
+                        direct = await direct_turn(litellm, api_base, mode, sent)
                         through_eve = await eve_turn(client, server, mode)
                         if round_index >= warmup:
                             figures.direct[mode].append(direct)

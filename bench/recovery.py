@@ -80,8 +80,9 @@ def run(sessions: int = 1000, delay_ms: int = 200) -> dict[str, float | int]:
                 waiting = {s for s in waiting if counts.get(s, 0) <= before.get(s, 0)}
                 resumed_at = time.perf_counter() - restart
                 time.sleep(0.01)
+            turn_seconds = len(_words(sessions).split()) * delay_ms / 1000
             for s in ids:
-                client.wait_quiet(s, turns=1, timeout=60)
+                client.wait_quiet(s, turns=1, timeout=60 + turn_seconds)
             completed = time.perf_counter() - restart
             report = check(client, ids, ledger)
             assert report.violations() == {}, report
