@@ -10,7 +10,7 @@ import asyncio
 import pytest
 
 from bench import compaction, concurrency, recovery, step_overhead, store_growth, stream_throughput
-from bench._common import BENCH_DATA
+from bench._common import BENCH_DATA, SESSION_TASK_PREFIXES
 
 
 def _scratch_dirs() -> set[str]:
@@ -38,7 +38,7 @@ def test_concurrency_runs() -> None:
     assert figures["failed_turns"] == 0
     assert figures["session_tasks_left"] == []
     assert figures["parked_tasks"] == figures["baseline_tasks"]
-    assert not any(name.startswith(("eve-session-", "eve-turn-", "eve-flush-")) for name in figures["parked_tasks"])
+    assert not any(name.startswith(SESSION_TASK_PREFIXES) for name in figures["parked_tasks"])
     assert figures["turns_per_second"] > 0
     assert figures["raw_commits_per_second"] > 0
     assert isinstance(figures["heap_bytes_per_session"], float)
