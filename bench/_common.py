@@ -61,8 +61,8 @@ BENCH_DATA = REPO_ROOT / ".eve" / "bench"
 BOUNDARIES = frozenset({"session.waiting", "session.completed", "session.failed"})
 FAILURES = frozenset({"turn.failed", "session.failed"})
 """Events that say a turn did not do its work (a failed turn still ends with `session.waiting`)."""
-SESSION_TASK_PREFIXES = ("eve-session-", "eve-turn-", "eve-flush-")
-"""Names of the tasks the engine creates per session (actor, turn runner, event flusher)."""
+SESSION_TASK_PREFIXES = ("eve-session-", "eve-turn-", "eve-flush-", "eve-hooks-")
+"""Names of the tasks the engine creates per session (actor, turn runner, event flusher, hook dispatch)."""
 
 TOOL_TURN = '/call get_weather {"city":"Paris"}'
 """A `test`-model message that calls the template's tool in step 0 and answers in step 1."""

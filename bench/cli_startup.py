@@ -1,8 +1,12 @@
 """How long `eve --help` and `eve info` take on a fresh template app, against `python -c pass`.
 
-Target (DESIGN.md): both under 0.5 s, and litellm never imported on these paths. Every command
-runs several times in alternation and the median is reported, with its ratio to the baseline
-measured in the same run (machines here are shared and noisy).
+Target (DESIGN.md): `eve --help` under 100 ms and `eve info` under 200 ms, and litellm never
+imported on these paths. Every command runs several times in alternation and the median is
+reported, with its ratio to the baseline measured in the same run (machines here are shared and
+noisy), and the CPU time (user + system) the process used, which a loaded machine inflates less.
+The commands run with bytecode writing on (`PYTHONDONTWRITEBYTECODE` removed), so the warm-up
+run leaves `.pyc` files behind as an installed wheel has them: otherwise every run would compile
+every module of eve again.
 
 Run: `.venv/bin/python bench/cli_startup.py [runs]`
 """
@@ -17,7 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-TARGET_SECONDS = 0.5
+TARGETS = {"eve --help": 0.1, "eve info": 0.2}
+ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
 def eve_command() -> list[str]:
@@ -25,14 +30,19 @@ def eve_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "eve_cli"]
 
 
-def timed(command: list[str], cwd: Path) -> float:
+def timed(command: list[str], cwd: Path) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one run."""
     started = time.perf_counter()
-    subprocess.run(command, cwd=cwd, check=True, capture_output=True)
-    return time.perf_counter() - started
+    process = subprocess.Popen(command, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _pid, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise subprocess.CalledProcessError(process.returncode, command)
+    return time.perf_counter() - started, usage.ru_utime + usage.ru_stime
 
 
 def imports_litellm(command: list[str], cwd: Path) -> bool:
-    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    env = {**ENV, "PYTHONPROFILEIMPORTTIME": "1"}
     result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env, check=True)
     modules = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
     return any(name == "litellm" or name.startswith("litellm.") for name in modules)
@@ -53,19 +63,27 @@ def main() -> None:
         for command, cwd in commands.values():
             timed(command, cwd)  # warm the page cache and bytecode
         samples: dict[str, list[float]] = {name: [] for name in commands}
+        cpu: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(runs):
             for name, (command, cwd) in commands.items():
-                samples[name].append(timed(command, cwd))
+                wall, used = timed(command, cwd)
+                samples[name].append(wall)
+                cpu[name].append(used)
         baseline = statistics.median(samples["python -c pass"])
-        print(f"cli startup, median of {runs} runs each (target: under {TARGET_SECONDS:.1f} s, no litellm import)")
+        targets = ", ".join(f"{name} under {seconds * 1000:.0f} ms" for name, seconds in TARGETS.items())
+        print(f"cli startup, median of {runs} runs each (target: {targets}; no litellm import)")
         for name, values in samples.items():
             median = statistics.median(values)
+            used = statistics.median(cpu[name])
             verdict = ""
-            if name != "python -c pass":
+            if name in TARGETS:
                 command, cwd = commands[name]
                 litellm = "imports litellm!" if imports_litellm(command, cwd) else "no litellm"
-                verdict = f"  {'ok' if median < TARGET_SECONDS else 'OVER TARGET'}, {litellm}"
-            print(f"  {name:<16} {median * 1000:7.1f} ms  {median / baseline:5.1f}x baseline{verdict}")
+                verdict = f"  {'ok' if median < TARGETS[name] else 'OVER TARGET'}, {litellm}"
+            print(
+                f"  {name:<16} {median * 1000:7.1f} ms (CPU {used * 1000:6.1f} ms)  "
+                f"{median / baseline:5.1f}x baseline{verdict}"
+            )
 
 
 if __name__ == "__main__":

@@ -1,21 +1,47 @@
-"""Output helpers: rich consoles for people, plain stdout for data, and uniform errors."""
+"""Output helpers: rich consoles for people, plain stdout for data, and uniform errors.
+
+rich is imported on first use: `eve --help` never prints through these consoles.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from eve_runtime.diagnostics import Diagnostic
 
-__all__ = ["err", "fail", "out", "print_diagnostics"]
+__all__ = ["err", "escape", "fail", "out", "print_diagnostics"]
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+class _LazyConsole:
+    """A rich `Console` made on first use."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return getattr(self._console, name)
+
+
+out = cast("Console", _LazyConsole(highlight=False, soft_wrap=True))
+err = cast("Console", _LazyConsole(stderr=True, highlight=False, soft_wrap=True))
+
+
+def escape(text: str) -> str:
+    """`rich.markup.escape`: `text` printed as it is, never read as markup."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
 
 
 def fail(message: str, *, code: int = 1) -> NoReturn:

@@ -28,6 +28,7 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
     context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,  # plain help: rendering it with rich costs more than the rest of `eve --help`
 )
 app.command("init")(init)
 app.command("info")(info)

@@ -6,13 +6,11 @@ and how to fix it: no such connection, a server that cannot be reached, a missin
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
-from eve_cli._console import fail, out
+from eve_cli._console import escape, fail, out
 from eve_cli.commands._project import compile_current_app
 
 __all__ = ["connections_app"]
@@ -21,6 +19,7 @@ connections_app = typer.Typer(
     help="The app's connections (agent/connections/): MCP servers and OpenAPI services.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,  # plain help: rendering it with rich costs more than the rest of `eve --help`
 )
 
 NameArgument = Annotated[str, typer.Argument(help="The connection's name: its file name under agent/connections/.")]
@@ -41,6 +40,8 @@ def test(name: NameArgument) -> None:
         listed = ", ".join(known) if known else "none: add agent/connections/<name>.py"
         fail(f"there is no connection named {name!r} (connections: {listed}).")
     definition, _agent = found
+    import asyncio
+
     report = asyncio.run(check_connection(name, definition, compiled.paths.app_root))
     if not report.ok:
         problem = (report.problem or "").removeprefix(f"connection {name!r}: ")

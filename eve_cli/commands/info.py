@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from eve_cli._console import out
-from eve_cli._render import render_info
 from eve_cli.commands._project import compile_current_app
 
 __all__ = ["info"]
@@ -28,6 +27,8 @@ def info(
         from eve_runtime.redaction import REDACTOR
 
         with out.capture() as captured:  # rendered, then masked like the JSON (eve_runtime.redaction)
+            from eve_cli._render import render_info  # rich, only when printing
+
             render_info(compiled, out)
         sys.stdout.write(REDACTOR.text(captured.get()))
     if not compiled.ok:

@@ -11,9 +11,8 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
-from eve_cli._console import err, fail
+from eve_cli._console import err, escape, fail
 from eve_cli.commands._server import TokenOption, UrlOption, connect, resolve_target
 from eve_cli.commands.start import app_root_or_fail
 
@@ -23,6 +22,7 @@ schedules_app = typer.Typer(
     help="The app's schedules (agent/schedules/): fire one by hand.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,  # plain help: rendering it with rich costs more than the rest of `eve --help`
 )
 
 NameArgument = Annotated[str, typer.Argument(help="The schedule's name: its path under agent/schedules/, no suffix.")]

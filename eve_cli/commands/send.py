@@ -11,10 +11,8 @@ import shlex
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
 
-from eve_cli._console import err, out
-from eve_cli._session_view import render_pending
+from eve_cli._console import err, escape, out
 from eve_cli.commands._server import TokenOption, UrlOption, connect, resolve_target
 
 if TYPE_CHECKING:
@@ -35,6 +33,8 @@ def _report(result: TurnResult) -> None:
         return
     if result.status == "waiting-for-input":
         out.print("The turn is waiting for an answer:")
+        from eve_cli._session_view import render_pending  # rich, only when printing
+
         render_pending(result.pending, out)
         options = result.pending[0].option_ids if result.pending else []
         example = options[0] if options else "your answer"

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from eve_cli._console import fail, out
-from eve_cli._session_view import render_conversation, render_session_list
 from eve_cli.commands._server import TokenOption, UrlOption, connect, resolve_target
 
 __all__ = ["sessions_app"]
@@ -17,6 +16,7 @@ sessions_app = typer.Typer(
     help="The sessions of a running eve server (the app's eve dev unless --url is given).",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,  # plain help: rendering it with rich costs more than the rest of `eve --help`
 )
 
 SessionArgument = Annotated[str, typer.Argument(help="The session id (wrun_...).", show_default=False)]
@@ -42,6 +42,8 @@ def list_sessions(
     if as_json:
         typer.echo(json.dumps(sessions, indent=2))
     else:
+        from eve_cli._session_view import render_session_list  # rich, only when printing
+
         render_session_list(sessions, out)
 
 
@@ -52,6 +54,8 @@ def show(session_id: SessionArgument, url: UrlOption = None, token: TokenOption 
 
     with connect(resolve_target(url, token)) as eve:
         conversation = Conversation.from_events(eve.stream(session_id, follow=False))
+    from eve_cli._session_view import render_conversation  # rich, only when printing
+
     render_conversation(session_id, conversation, out)
 
 

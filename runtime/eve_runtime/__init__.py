@@ -9,7 +9,8 @@ from eve_runtime import define_agent, tool
 
 from __future__ import annotations
 
-from eve_runtime import sessions
+from typing import TYPE_CHECKING, Any
+
 from eve_runtime._version import __version__
 from eve_runtime.authoring.approval import always, auto, never, once
 from eve_runtime.authoring.channels import Channel, define_channel
@@ -38,6 +39,9 @@ from eve_runtime.authoring.state import StateError, StateHandle, define_state
 from eve_runtime.authoring.tools import DisabledTool, ToolOptions, disable_tool, tool
 from eve_runtime.errors import CompileError, DefinitionError, EveError, UserError
 from eve_runtime.events.transcript import TranscriptMessage, transcript_of
+
+if TYPE_CHECKING:
+    from eve_runtime import sessions
 
 __all__ = [
     "AgentConfig",
@@ -97,3 +101,13 @@ __all__ = [
     "tool",
     "transcript_of",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # `sessions` pulls in the runtime and the stores: imported on first use, so that commands that
+    # only compile an app (`eve info`, `eve build`) do not pay for it.
+    if name == "sessions":
+        import eve_runtime.sessions
+
+        return eve_runtime.sessions
+    raise AttributeError(f"module 'eve_runtime' has no attribute {name!r}")

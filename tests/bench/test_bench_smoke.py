@@ -10,7 +10,7 @@ import asyncio
 import pytest
 
 from bench import compaction, concurrency, inspector_render, recovery, step_overhead, store_growth, stream_throughput
-from bench._common import BENCH_DATA
+from bench._common import BENCH_DATA, SESSION_TASK_PREFIXES
 
 
 def _scratch_dirs() -> set[str]:
@@ -38,7 +38,7 @@ def test_concurrency_runs() -> None:
     assert figures["failed_turns"] == 0
     assert figures["session_tasks_left"] == []
     assert figures["parked_tasks"] == figures["baseline_tasks"]
-    assert not any(name.startswith(("eve-session-", "eve-turn-", "eve-flush-")) for name in figures["parked_tasks"])
+    assert not any(name.startswith(SESSION_TASK_PREFIXES) for name in figures["parked_tasks"])
     assert figures["turns_per_second"] > 0
     assert figures["raw_commits_per_second"] > 0
     assert isinstance(figures["heap_bytes_per_session"], float)
@@ -76,6 +76,19 @@ def test_stream_throughput_runs() -> None:
     figures = stream_throughput.run(events=300, runs=1)
     assert figures["events"] == 300
     assert figures["eve_per_s"] > 0 and figures["bare_per_s"] > 0
+
+
+@pytest.mark.scenario
+def test_provider_stream_runs() -> None:
+    from bench import provider_stream
+
+    figures = provider_stream.run(rounds=1, words=20, warmup=0)
+    for mode in provider_stream.MODES:
+        assert figures[mode]["direct_words"] == figures[mode]["eve_words"] == 20
+        assert figures[mode]["direct_words_per_s"] > 0 and figures[mode]["eve_words_per_s"] > 0
+        assert figures[mode]["eve_cpu_s"] >= 0
+    assert figures["first_turn_ttft_s"] > 0
+    provider_stream.report(figures)
 
 
 @pytest.mark.scenario

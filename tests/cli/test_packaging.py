@@ -83,3 +83,7 @@ def test_help_and_info_never_import_litellm(tmp_path: Path) -> None:
         assert not [m for m in modules if m == "litellm" or m.startswith("litellm.")]
     assert "eve_runtime.project.compiler" not in help_modules  # help stays light: commands import lazily
     assert not {"httpx", "eve_runtime.client", "prompt_toolkit", "eve_cli.tui"} & help_modules  # client and UI too
+    # rich renders eve's output, not its help; compiling an app needs neither the runtime nor the stores
+    assert not [m for m in help_modules if m == "rich" or m.startswith("rich.")]
+    assert not {"asyncio", "pydantic"} & help_modules
+    assert not {"eve_runtime.sessions", "eve_runtime.store", "regex"} & info_modules

@@ -74,3 +74,27 @@ def test_the_test_path_never_imports_litellm() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_uses_litellm_counts_every_model_but_the_test_one() -> None:
+    from eve_runtime.authoring.dynamic import DynamicResolver
+
+    assert not models.uses_litellm(["test", "test/other", None])
+    assert models.uses_litellm(["test", "openai/gpt-5.4-mini"])
+    assert models.uses_litellm([DynamicResolver(events={})])  # chosen at run time: most likely a real one
+
+
+def test_preload_imports_litellm_in_a_background_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from eve_runtime.models import litellm_model
+
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setattr(litellm_model, "_litellm_module", None)  # (other tests here may have imported it already)
+    models.preload_litellm()
+    threads = [t for t in threading.enumerate() if t.name == "eve-litellm-import"]
+    assert len(threads) == 1
+    threads[0].join(120)
+    assert litellm_model._litellm_module is sys.modules["litellm"]
+    models.preload_litellm()  # loaded: nothing more starts
+    assert not [t for t in threading.enumerate() if t.name == "eve-litellm-import"]

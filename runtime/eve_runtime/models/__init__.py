@@ -10,6 +10,8 @@ Tests set `ALLOW_MODEL_REQUESTS = False` so that nothing reaches a real provider
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from eve_runtime.errors import UserError
 from eve_runtime.models.base import (
     Finish,
@@ -30,7 +32,7 @@ from eve_runtime.models.base import (
 )
 from eve_runtime.models.function import FunctionInfo, FunctionModel
 from eve_runtime.models.ids import is_test_model, model_id_problem
-from eve_runtime.models.litellm_model import LiteLLMModel
+from eve_runtime.models.litellm_model import LiteLLMModel, preload_litellm
 from eve_runtime.models.test_model import TestModel
 
 __all__ = [
@@ -55,7 +57,9 @@ __all__ = [
     "ToolInputDelta",
     "Usage",
     "check_allow_model_requests",
+    "preload_litellm",
     "resolve_model",
+    "uses_litellm",
 ]
 
 ALLOW_MODEL_REQUESTS: bool = True
@@ -96,3 +100,14 @@ def resolve_model(model_id: str) -> Model:
     if problem is not None:
         raise UserError(f"Invalid model id: {problem}.")
     return LiteLLMModel(model_id, guard=check_allow_model_requests)
+
+
+def uses_litellm(model_ids: Iterable[object]) -> bool:
+    """Whether any of these configured models may be a litellm one (not the `test` model).
+
+    A model chosen at run time (a resolver, not a string) counts: it is most likely a real one. None
+    (a subagent on its parent's model) does not.
+    """
+    return any(
+        model_id is not None and not (isinstance(model_id, str) and is_test_model(model_id)) for model_id in model_ids
+    )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -31,9 +32,10 @@ from eve_runtime.models.openai_format import (
 from eve_runtime.models.provider_errors import classify_error, is_content_filter
 from eve_runtime.models.providers import missing_key, missing_key_message
 
-__all__ = ["LiteLLMModel", "classify_error"]
+__all__ = ["LiteLLMModel", "classify_error", "preload_litellm"]
 
 _LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+logger = logging.getLogger("eve.model")
 
 
 _litellm_module: Any = None
@@ -58,9 +60,29 @@ def _setup_litellm() -> Any:
 async def _litellm() -> Any:
     global _litellm_module
     if _litellm_module is None:
-        # The first import takes seconds: do it off the event loop so other sessions keep running.
+        # The first import takes seconds: do it off the event loop so other sessions keep running
+        # (a preload under way holds the import lock: this thread then just waits for it).
         _litellm_module = await asyncio.to_thread(_setup_litellm)
     return _litellm_module
+
+
+def _preload() -> None:
+    global _litellm_module
+    try:
+        module = _setup_litellm()
+    except Exception:  # the first call imports it again and reports what is wrong
+        logger.debug("preloading litellm failed", exc_info=True)
+        return
+    _litellm_module = module
+
+
+def preload_litellm() -> None:
+    """Start importing litellm in a background thread (a server with a real model calls it at start).
+
+    The import takes seconds; done while the server starts, the first turn does not pay for it.
+    """
+    if _litellm_module is None:
+        threading.Thread(target=_preload, name="eve-litellm-import", daemon=True).start()
 
 
 def _cost(litellm: Any, model_id: str, raw_usage: Any) -> float | None:
@@ -188,6 +210,9 @@ class LiteLLMModel:
                     yield event
                 for choice in get_field(chunk, "choices") or ():
                     raw_reason = get_field(choice, "finish_reason") or raw_reason
+                # litellm's stream does not reach the event loop while chunks are buffered (a burst):
+                # yield to it, so the text emitted so far is written and streamed meanwhile.
+                await asyncio.sleep(0)
         finally:
             if response is not None and hasattr(response, "aclose"):
                 await response.aclose()

@@ -23,9 +23,8 @@ import os
 import time
 from collections.abc import Generator
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import regex
 from pydantic import Field
 
 from eve_runtime.authoring.context import ToolContext
@@ -35,6 +34,9 @@ from eve_runtime.sandbox.globbing import SKIPPED, GlobPattern
 from eve_runtime.sandbox.handle import HostSandbox
 from eve_runtime.sandbox.tree_files import TreeFiles, walk_folder
 from eve_runtime.sandbox.truncate import MAX_OUTPUT_BYTES, cap_line
+
+if TYPE_CHECKING:
+    import regex
 
 __all__ = ["GLOB_INPUT_SCHEMA", "GREP_INPUT_SCHEMA", "glob", "grep"]
 
@@ -327,6 +329,8 @@ async def grep(
     limit: Annotated[int | None, Field(ge=1, le=1000, description="Maximum number of matches per file.")] = None,
 ) -> dict[str, Any]:
     """Search sandbox file contents with a regular expression."""
+    import regex  # imported when a search runs: compiling an app (`eve info`) never needs it
+
     try:
         flags = regex.MULTILINE | (regex.IGNORECASE if ignoreCase else 0)
         compiled = regex.compile(regex.escape(pattern) if literal else pattern, flags)

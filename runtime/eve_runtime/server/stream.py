@@ -257,7 +257,7 @@ async def open_stream(
 
 
 def _chunk(rows: list[bytes]) -> bytes:
-    return b"".join(line + b"\n" for line in rows)
+    return b"\n".join(rows) + b"\n"  # one join: no intermediate line per row
 
 
 async def _bounded(store: Store, session_id: str, start: int, end: int, batch: int) -> AsyncGenerator[bytes, None]:

@@ -28,6 +28,7 @@ import uvicorn
 from starlette.applications import Starlette
 
 from eve_runtime.errors import CompileError, UserError
+from eve_runtime.models import preload_litellm, uses_litellm
 from eve_runtime.project.compiler import CompiledApp, compile_app
 from eve_runtime.project.info import missing_keys
 from eve_runtime.project.paths import load_env_files
@@ -214,6 +215,8 @@ async def _serve(
     limits: HttpLimits,
     inspector: bool,
 ) -> None:
+    if compiled.root is not None and uses_litellm(agent.config.model for agent in compiled.root.walk()):
+        preload_litellm()  # while the store opens and sessions recover, so the first turn does not pay for it
     try:
         if world == "postgres":  # many processes share the store: sessions run under leases
             runtime_options = dataclasses.replace(runtime_options or RuntimeOptions(), lease_seconds=lease_seconds())
@@ -287,6 +290,10 @@ def _show(app: Starlette) -> Callable[[Reloader, CompiledApp], None]:
         )
 
     return show
+
+
+SWITCH_INTERVAL = 0.0005
+"""Seconds a thread may hold the GIL while another waits for it, in a serving process (Python's default: 0.005)."""
 
 
 def _print_line(line: str) -> None:
@@ -387,6 +394,10 @@ def serve(
         inspector=inspector,
     )
     del compiled  # with reload, a generation is released once nothing uses it: this frame must not hold one
+    # The event loop shares the GIL with the store's writer and reader threads: while the loop is busy
+    # (parsing a provider's burst of chunks), Python's default 5 ms switch interval would hold every
+    # commit back that long at each hand-over; a shorter one lets the writer through promptly.
+    sys.setswitchinterval(SWITCH_INTERVAL)
     try:
         asyncio.run(main)
     finally:
