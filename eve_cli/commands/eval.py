@@ -7,18 +7,16 @@ file that fails to load, an id that picks nothing).
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from eve_cli._console import err, fail, out
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from eve_runtime.evals import EvalResult, EvalRun, LoadedEval
 
 __all__ = ["CONFIG_ERROR", "eval_command"]
@@ -28,6 +26,9 @@ _STYLE = {"passed": "green", "failed": "red", "error": "red", "scored": "yellow"
 
 
 def _summary_table(run: EvalRun) -> Table:
+    from rich.markup import escape
+    from rich.table import Table
+
     table = Table(title="eve eval", show_lines=False)
     table.add_column("eval")
     table.add_column("status")
@@ -53,6 +54,8 @@ def _summary_table(run: EvalRun) -> Table:
 
 
 def _list(picked: list[LoadedEval]) -> None:
+    from rich.markup import escape
+
     for item in picked:
         tags = f"  [dim]{', '.join(item.definition.tags)}[/]" if item.definition.tags else ""
         out.print(f"{escape(item.id)}{tags}")
@@ -108,6 +111,11 @@ def eval_command(
         except (EvalConfigError, EvalLoadError) as exc:
             fail(str(exc), code=CONFIG_ERROR)
         return
+    import asyncio  # rich and asyncio only when evals run: `eve --help` stays light
+
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     progress = Progress(
         TextColumn("[bold]eve eval[/]"),
         BarColumn(),

@@ -91,9 +91,18 @@ def test_preload_imports_litellm_in_a_background_thread(monkeypatch: pytest.Monk
 
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     monkeypatch.setattr(litellm_model, "_litellm_module", None)  # (other tests here may have imported it already)
+    release = threading.Event()
+    setup = litellm_model._setup_litellm
+
+    def held_setup() -> object:
+        release.wait(60)  # the thread stays alive until it is seen, however fast an import already done is
+        return setup()
+
+    monkeypatch.setattr(litellm_model, "_setup_litellm", held_setup)
     models.preload_litellm()
     threads = [t for t in threading.enumerate() if t.name == "eve-litellm-import"]
     assert len(threads) == 1
+    release.set()
     threads[0].join(120)
     assert litellm_model._litellm_module is sys.modules["litellm"]
     models.preload_litellm()  # loaded: nothing more starts

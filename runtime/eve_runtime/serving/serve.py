@@ -172,11 +172,7 @@ async def run_app(
 
 
 def _test_clock(options: RuntimeOptions | None) -> RuntimeOptions | None:
-    """The runtime options with the clock `EVE_TEST_CLOCK_OFFSET_SECONDS` shifts (tests only).
-
-    The multi-process schedule tests make a process's schedules reach a chosen fire time soon;
-    unset, nothing changes.
-    """
+    """The options with the clock `EVE_TEST_CLOCK_OFFSET_SECONDS` shifts (multi-process schedule tests only)."""
     raw = os.environ.get("EVE_TEST_CLOCK_OFFSET_SECONDS", "").strip()
     if not raw:
         return options
@@ -293,7 +289,8 @@ def _show(app: Starlette) -> Callable[[Reloader, CompiledApp], None]:
 
 
 SWITCH_INTERVAL = 0.0005
-"""Seconds a thread may hold the GIL while another waits for it, in a serving process (Python's default: 0.005)."""
+"""Seconds a thread may hold the GIL while another waits (Python's default: 0.005): a loop busy with a
+provider's burst of chunks then hands each commit to the store's writer thread promptly."""
 
 
 def _print_line(line: str) -> None:
@@ -367,14 +364,12 @@ def serve(
     compiled = compile_app(app_root)
     if compiled.root is None and not reload:  # `eve dev` serves the diagnostics and waits for a fix
         raise CompileError(compiled.diagnostics)
-    for model_id, variable in missing_keys(compiled.manifest.root, os.environ).items():
+    root = compiled.manifest.root
+    for model_id, variable in missing_keys(root, os.environ).items():
         logger.warning(
             "the model %s needs an API key in %s, which is not set: its turns fail until it is", model_id, variable
         )
-    telemetry = server_telemetry(
-        trace, compiled.manifest.root.name if compiled.manifest.root is not None else app_root.name
-    )
-    if telemetry is not None:
+    if (telemetry := server_telemetry(trace, root.name if root is not None else app_root.name)) is not None:
         runtime_options = dataclasses.replace(runtime_options or RuntimeOptions(), telemetry=telemetry)
     main = _serve(
         compiled,
@@ -394,9 +389,6 @@ def serve(
         inspector=inspector,
     )
     del compiled  # with reload, a generation is released once nothing uses it: this frame must not hold one
-    # The event loop shares the GIL with the store's writer and reader threads: while the loop is busy
-    # (parsing a provider's burst of chunks), Python's default 5 ms switch interval would hold every
-    # commit back that long at each hand-over; a shorter one lets the writer through promptly.
     sys.setswitchinterval(SWITCH_INTERVAL)
     try:
         asyncio.run(main)
