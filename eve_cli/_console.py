@@ -25,12 +25,22 @@ class _LazyConsole:
         self._options = options
         self._console: Console | None = None
 
-    def __getattr__(self, name: str) -> Any:
+    def made(self) -> Console:
+        """The console itself (made now if it was not yet)."""
         if self._console is None:
             from rich.console import Console
 
             self._console = Console(**self._options)
-        return getattr(self._console, name)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.made(), name)
+
+    def __enter__(self) -> Console:  # rich's Live and Progress use their console as a context manager
+        return self.made().__enter__()
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.made().__exit__(*exc_info)
 
 
 out = cast("Console", _LazyConsole(highlight=False, soft_wrap=True))
