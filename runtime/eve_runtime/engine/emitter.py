@@ -5,7 +5,10 @@ Only a session's actor emits its events, so the emitter owns the next index with
 durable shortly after (waiting `linger` seconds first, so a fast model's whole step usually goes
 in one transaction). While a write is in flight, adjacent text deltas of the same kind and
 coordinates merge into one event (the concatenated text is unchanged), so a fast model never
-outruns the store.
+outruns the store. Streamed deltas do not linger: the first of a burst is written at once (a
+client sees the first token without delay), later ones at most every `delta_interval` seconds,
+merged meanwhile (a provider streaming a token every few milliseconds then costs tens of writes a
+second, not hundreds).
 
 State changes ride with events. `attach` queues history, consumed deliveries and a checkpoint
 for the next write, which also carries every event emitted before them: they become durable
@@ -36,7 +39,10 @@ from eve_runtime.ids import new_event_id
 from eve_runtime.redaction import REDACTOR
 from eve_runtime.store.base import Commit, EventRow, SessionHandoff, SessionStatus, Store
 
-__all__ = ["CheckpointFactory", "Emitter", "Observer"]
+__all__ = ["DELTA_INTERVAL", "CheckpointFactory", "Emitter", "Observer"]
+
+DELTA_INTERVAL = 0.02
+"""Seconds between two background writes that carry streamed deltas (see the module docstring)."""
 
 Observer = Callable[[Sequence[EventRow]], None]
 """Told about the events of each durable write, in order (hooks run from here)."""
@@ -74,21 +80,34 @@ class _Attachment:
 class Emitter:
     """Writes one session's events in order; see the module docstring."""
 
-    def __init__(self, store: Store, session_id: str, next_index: int, *, linger: float = 0.0) -> None:
+    def __init__(
+        self,
+        store: Store,
+        session_id: str,
+        next_index: int,
+        *,
+        linger: float = 0.0,
+        delta_interval: float = DELTA_INTERVAL,
+    ) -> None:
         self.store = store
         self.session_id = session_id
         self._next_index = next_index
         self._next_unassigned = next_index
         """The index the first pending event will get (writes in flight already took theirs)."""
         self.linger = linger
+        self.delta_interval = delta_interval
+        self._delta_written = -delta_interval
+        """When (event loop time) the last background write carrying a delta started."""
         self.delivery_ids: tuple[str, ...] = ()
         """The deliveries that own what is emitted now (the current turn's)."""
         self._pending: list[_Pending] = []
         self._attached = _Attachment()
         self._write_lock = asyncio.Lock()
         self._flushing: asyncio.Task[None] | None = None
-        self._lingering = False
-        self._closing = False
+        self._commits_waiting = 0
+        """Commits waiting for the write lock: the background write gives way to them (see `_flush_loop`)."""
+        self._nap: asyncio.Future[None] | None = None
+        """What the background write waits on before its next transaction (set early by a due delta)."""
         self._failure: BaseException | None = None
         self.observer: Observer | None = None
         self.tap: Callable[[StreamEvent], None] | None = None
@@ -133,6 +152,9 @@ class Emitter:
             last.data[field_name] = last.data[field_name] + data[field_name]
         else:
             self._pending.append(_Pending(event_type, data, self.delivery_ids, now_iso()))
+        nap = self._nap
+        if nap is not None and event_type in DELTA_FIELDS and self._wait(first=False) <= 0 and not nap.done():
+            nap.set_result(None)  # a delta is due now: the write lingering for earlier events goes at once
         self._schedule()
 
     def attach(
@@ -173,7 +195,12 @@ class Emitter:
         land in the same transaction as the replacement. `handoff` moves the session record to
         another build (see `eve_runtime.engine.handoff`).
         """
-        async with self._write_lock:
+        self._commits_waiting += 1
+        try:
+            await self._write_lock.acquire()
+        finally:
+            self._commits_waiting -= 1
+        try:
             self._raise_failure()
             if replace_history:
                 self._attached.history.clear()
@@ -182,42 +209,62 @@ class Emitter:
             if not (self._pending or self._attached or status or replace_history or handoff):
                 return
             await self._write(status=status, replace_history=replace_history, handoff=handoff)
+            if self._nap is not None and not self._nap.done():
+                self._nap.set_result(None)  # nothing is left for the background write to wait for
+        finally:
+            self._write_lock.release()
 
     async def close(self) -> None:
         """Wait for an in-flight background write so nothing is left running.
 
-        A background write still lingering with nothing to write (a commit took it all) is ended
+        A background write still lingering with nothing to write (a commit took it all) is woken
         at once: the actor's end, and so the session's next actor, need not wait out the linger.
         """
         task = self._flushing
         if task is not None:
-            if self._lingering and not (self._pending or self._attached):
-                self._closing = True
-                task.cancel()
+            nap = self._nap
+            if nap is not None and not nap.done() and not (self._pending or self._attached):
+                nap.set_result(None)
             await asyncio.wait([task])
-            self._closing = self._lingering = False
-            if self._flushing is task:  # cancelled before it ran: its own cleanup never did
-                self._flushing = None
 
     def _schedule(self) -> None:
         if self._flushing is None:
-            self._lingering = bool(self.linger)  # the write starts with its linger (see `close`)
             self._flushing = asyncio.create_task(self._flush_loop(), name=f"eve-flush-{self.session_id}")
+
+    def _wait(self, *, first: bool) -> float:
+        """Seconds the background write waits before its next transaction (see the module docstring)."""
+        loop_time = asyncio.get_running_loop().time()
+        if self._attached or not self._pending or self._pending[-1].type not in DELTA_FIELDS:
+            return self.linger if first else 0.0
+        return self._delta_written + self.delta_interval - loop_time
+
+    async def _sleep(self, seconds: float) -> None:
+        loop = asyncio.get_running_loop()
+        self._nap = nap = loop.create_future()
+        timer = loop.call_later(seconds, _wake, nap)
+        try:
+            await nap
+        finally:
+            timer.cancel()
+            self._nap = None
 
     async def _flush_loop(self) -> None:
         try:
-            if self.linger:
-                try:
-                    await asyncio.sleep(self.linger)
-                except asyncio.CancelledError:
-                    if self._closing:
-                        return  # `close` ended the linger: nothing was pending
-                    raise
-                finally:
-                    self._lingering = False
+            first = True
             while (self._pending or self._attached) and self._failure is None:
+                wait = self._wait(first=first)
+                first = False
+                if wait > 0:
+                    await self._sleep(wait)
                 async with self._write_lock:
+                    if self._commits_waiting:
+                        # A commit queued behind this write takes everything pending with its
+                        # checkpoint: events written here first would be durable ahead of the
+                        # state they belong to (a parked turn's `turn.waiting` without its park).
+                        break
                     if (self._pending or self._attached) and self._failure is None:
+                        if self._pending and self._pending[-1].type in DELTA_FIELDS:
+                            self._delta_written = asyncio.get_running_loop().time()
                         await self._write()
         except BaseException as exc:  # kept for the next flush or commit, which raises it
             self._failure = exc
@@ -265,3 +312,8 @@ class Emitter:
         if self._failure is not None:
             failure, self._failure = self._failure, None
             raise failure
+
+
+def _wake(nap: asyncio.Future[None]) -> None:
+    if not nap.done():
+        nap.set_result(None)
