@@ -24,12 +24,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if type(item).__name__ != "SchemathesisFunction" or "[" not in item.name or "[" in item.nodeid:
             continue
-        params = item.name[item.name.index("[") + 1 : -1]
-        node_id = getattr(item, "_id", None)
-        if dataclasses.is_dataclass(node_id) and not isinstance(node_id, type):  # pytest 9's NodeId
-            setattr(item, "_id", dataclasses.replace(node_id, params=params))  # noqa: B010
-        else:
-            setattr(item, "_nodeid", f"{item.nodeid}[{params}]")  # noqa: B010
+        params = item.name[item.name.index("[") + 1 : -1]  # (pytest 8 ids keep the bracket: skipped above)
+        setattr(item, "_id", dataclasses.replace(getattr(item, "_id"), params=params))  # noqa: B009, B010
 
 
 @pytest.fixture(scope="session")

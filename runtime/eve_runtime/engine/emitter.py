@@ -217,14 +217,11 @@ class Emitter:
     async def close(self) -> None:
         """Wait for an in-flight background write so nothing is left running.
 
-        A background write still lingering with nothing to write (a commit took it all) is woken
-        at once: the actor's end, and so the session's next actor, need not wait out the linger.
+        A background write lingering when a commit took everything was woken by that commit, so
+        the actor's end (and the session's next actor) need not wait out the linger.
         """
         task = self._flushing
         if task is not None:
-            nap = self._nap
-            if nap is not None and not nap.done() and not (self._pending or self._attached):
-                nap.set_result(None)
             await asyncio.wait([task])
 
     def _schedule(self) -> None:
