@@ -276,6 +276,15 @@ class Store(ABC):
         Returns the event count then (equal to `known` on timeout).
         """
 
+    def watched(self, session_id: str) -> bool:
+        """Whether someone may be reading the session's event stream now (a writer hurries for them).
+
+        True while a `wait_for_events` call for the session is waiting; the local stores say False
+        when no reader of theirs waited for a few seconds. A store whose readers may be in other
+        processes (Postgres) cannot tell and always says True.
+        """
+        return True
+
     @abstractmethod
     async def load_checkpoint(self, session_id: str) -> str | None:
         """The session's checkpoint, or None before its first."""

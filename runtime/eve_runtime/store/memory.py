@@ -216,6 +216,9 @@ class MemoryStore(Store):
     async def wait_for_events(self, session_id: str, known: int, timeout: float) -> int:
         return await self._waiters.wait_for_count(session_id, known, timeout, lambda: self.event_count(session_id))
 
+    def watched(self, session_id: str) -> bool:
+        return self._waiters.watched(session_id)
+
     async def load_checkpoint(self, session_id: str) -> str | None:
         self._check_open()
         session = self._sessions.get(session_id)

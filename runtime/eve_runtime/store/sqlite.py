@@ -301,6 +301,9 @@ class SqliteStore(Store):
     async def wait_for_events(self, session_id: str, known: int, timeout: float) -> int:
         return await self._waiters.wait_for_count(session_id, known, timeout, lambda: self.event_count(session_id))
 
+    def watched(self, session_id: str) -> bool:
+        return self._waiters.watched(session_id)
+
     async def load_checkpoint(self, session_id: str) -> str | None:
         return await self._read(ops.load_checkpoint, session_id)
 
