@@ -277,12 +277,8 @@ class Store(ABC):
         """
 
     def watched(self, session_id: str) -> bool:
-        """Whether someone may be reading the session's event stream now (a writer hurries for them).
-
-        True while a `wait_for_events` call for the session is waiting; the local stores say False
-        when no reader of theirs waited for a few seconds. A store whose readers may be in other
-        processes (Postgres) cannot tell and always says True.
-        """
+        """Whether someone may be reading the session's stream now: a `wait_for_events` waits, or did
+        in the last seconds. Postgres, whose readers may be in other processes, always says True."""
         return True
 
     @abstractmethod

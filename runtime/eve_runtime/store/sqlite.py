@@ -10,10 +10,9 @@ Layout of the data directory:
 
 Writes go to one writer thread that groups concurrent commits into one transaction
 (see [`SqliteWriter`][eve_runtime.store.sqlite_writer.SqliteWriter], which also keeps the WAL
-small). Reads see only committed transactions. Those of a few rows by key (a session, its inbox,
-its checkpoint, its event count) run on the event loop's own connection: they take a few
-microseconds, a tenth of a hand-off to a thread and back. Reads of unbounded size (events,
-history, lists of sessions) go to one reader thread with its own connection.
+small). Reads see only committed transactions: those of a few rows by key run on the event
+loop's own connection (a few microseconds, a tenth of a hand-off to a thread and back), those of
+unbounded size (events, history, lists of sessions) on one reader thread with its own.
 
 A full disk must not stop the sessions already running, nor lose what was accepted: while the
 data directory's file system has less than `min_free_mb` free, new work (a new session, a new
@@ -150,8 +149,7 @@ class SqliteStore(Store):
         self._writer: SqliteWriter | None = None
         self._reader: concurrent.futures.ThreadPoolExecutor | None = None
         self._read_conn: sqlite3.Connection | None = None
-        self._peek_conn: sqlite3.Connection | None = None
-        """The event loop's read connection (for reads by key, see the module docstring)."""
+        self._peek_conn: sqlite3.Connection | None = None  # the event loop's (see the module docstring)
         self._waiters = EventWaiters()
 
     @property
@@ -269,7 +267,7 @@ class SqliteStore(Store):
             raise as_store_error(exc) from exc
 
     def _peek(self, fn: Callable[..., T], *args: object) -> T:
-        """Run a read of a few rows by key on the event loop's connection (see the module docstring)."""
+        """A read of a few rows by key, on the event loop's connection."""
         if self._peek_conn is None:
             raise StoreError(f"The eve store in {str(self.directory)!r} is closed: call open() first.")
         try:
