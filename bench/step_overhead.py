@@ -20,7 +20,6 @@ Run: `.venv/bin/python bench/step_overhead.py [rounds] [warmup]`
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import time
 from pathlib import Path
@@ -30,6 +29,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import TOOL_TURN, LocalWorld, RawCommit, local_world, median, percentile, verdict
+from eve_runtime.serving import event_loop
 
 TARGET_RATIO = 3.0
 
@@ -107,7 +107,7 @@ def _ms(samples: list[float]) -> dict[str, float]:
 
 def run(rounds: int = 200, warmup: int = 20) -> dict[str, Any]:
     """Measure (see the module docstring) and return the figures."""
-    return asyncio.run(measure(rounds, warmup))
+    return event_loop.run(measure(rounds, warmup))
 
 
 def report(figures: dict[str, Any]) -> None:

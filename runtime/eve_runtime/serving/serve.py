@@ -36,6 +36,7 @@ from eve_runtime.redaction import REDACTOR, install_log_redaction
 from eve_runtime.server.app import create_app
 from eve_runtime.server.auth import Authenticator, BearerTokenAuth, LoopbackAuth, is_loopback_host, token_problem
 from eve_runtime.server.stream import StreamOptions
+from eve_runtime.serving import event_loop
 from eve_runtime.serving.broken import BrokenBuild, wait_for_fix
 from eve_runtime.serving.companion import Companion, client_host
 from eve_runtime.serving.http_limits import HttpLimits, protocol_class
@@ -391,7 +392,7 @@ def serve(
     del compiled  # with reload, a generation is released once nothing uses it: this frame must not hold one
     sys.setswitchinterval(SWITCH_INTERVAL)
     try:
-        asyncio.run(main)
+        event_loop.run(main)
     finally:
         if telemetry is not None:
             telemetry.shutdown()
