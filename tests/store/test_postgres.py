@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import psycopg
 import pytest
@@ -40,6 +40,43 @@ async def test_a_reader_in_another_process_wakes_on_commit(pair: tuple[PostgresS
     await a.commit("s1", Commit(events=events(0, b"x", b"y")))
     assert await asyncio.wait_for(waiter, 5) == 2
     assert [e.line for e in await b.read_events("s1")] == [b"x", b"y"]
+
+
+async def _until(condition: Callable[[], bool]) -> bool:
+    for _ in range(500):
+        if condition():
+            return True
+        await asyncio.sleep(0.01)
+    return condition()
+
+
+async def test_a_reader_in_another_process_makes_the_session_watched(
+    pair: tuple[PostgresStore, PostgresStore],
+) -> None:
+    a, b = pair
+    await a.create_session(session("s1"))
+    await a.create_session(session("s2"))
+    assert not a.watched("s1") and not b.watched("s1")
+    waiter = asyncio.ensure_future(b.wait_for_events("s1", 0, timeout=30))
+    await asyncio.sleep(0)
+    assert b.watched("s1")  # its own reader: known at once
+    assert await _until(lambda: a.watched("s1")), "the owner heard of the reader in the other process"
+    assert not a.watched("s2")
+    waiter.cancel()
+
+
+async def test_after_its_listener_was_cut_every_session_counts_as_watched(schema: str) -> None:
+    name = f"eve-watch-{uuid.uuid4().hex[:10]}"
+    store = PostgresStore(pg.database_url(), schema=schema, application_name=name)
+    await store.open()
+    try:
+        await store.create_session(session("s1"))
+        assert not store.watched("s1")
+        assert pg.terminate_backends(name) >= 1  # announcements made meanwhile are lost
+        assert await _until(lambda: store.watched("s1")), "a store that may have missed announcements says watched"
+        assert (await store.get_session("s1")) is not None
+    finally:
+        await store.close()
 
 
 async def test_a_delivery_is_announced_to_the_other_processes(pair: tuple[PostgresStore, PostgresStore]) -> None:

@@ -277,8 +277,7 @@ class Store(ABC):
         """
 
     def watched(self, session_id: str) -> bool:
-        """Whether someone may be reading the session's stream now: a `wait_for_events` waits, or did
-        in the last seconds. Postgres, whose readers may be in other processes, always says True."""
+        """Whether someone may be reading the session's stream now (a `wait_for_events` waits, or did lately)."""
         return True
 
     @abstractmethod

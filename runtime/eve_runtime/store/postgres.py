@@ -6,8 +6,8 @@ one given to the store (created when missing). Every write is one transaction; a
 call of the `eve_commit` function, which enforces the fencing token in SQL. Reads and writes go
 through psycopg's connection pool; an operation whose connection the server dropped runs again on
 a new one where that is safe (`postgres_pool.py`), else fails with `StoreUnavailable`. One more
-connection LISTENs, so `wait_for_events` wakes when any process commits events (and at once,
-without the round trip, when this process does).
+connection LISTENs: `wait_for_events` wakes when any process commits events (at once when this
+one does), and `watched` hears of the readers of every process (`postgres_watch.py`).
 """
 
 from __future__ import annotations
@@ -38,12 +38,8 @@ from eve_runtime.store.base import (
 )
 from eve_runtime.store.postgres_listen import Listener
 from eve_runtime.store.postgres_pool import Connection, Pool, Safety, connect, describe_url, named, scrub, transaction
-from eve_runtime.store.postgres_schema import (
-    channel_names,
-    decode,
-    ensure_schema,
-    lock_key,
-)
+from eve_runtime.store.postgres_schema import channel_names, decode, ensure_schema, lock_key
+from eve_runtime.store.postgres_watch import Watches
 from eve_runtime.store.rows import delivery_from_row, session_from_row
 
 __all__ = ["DEFAULT_POOL_SIZE", "PostgresStore"]
@@ -84,15 +80,13 @@ class PostgresStore(Store):
         self._pool: Pool | None = None
         self._listener: Listener | None = None
         self._waiters = EventWaiters()
+        self._watches = Watches(self._announce_watch)
         self._delivery_callbacks: list[Callable[[str], None]] = []
         self._database = ""
         self._inbox_locks = KeyedLocks()
-        self._tag = uuid.uuid4().hex[:16]
-        """Marks this store's delivery notifications, so it tells only of other processes' deliveries."""
-        self.schema: str | None = None
-        """The schema in use (known once open)."""
-        self.events_channel = ""
-        self.deliveries_channel = ""
+        self._tag = uuid.uuid4().hex[:16]  # marks its delivery notifications: it tells only of others'
+        self.schema: str | None = None  # the schema in use, known once open
+        self.events_channel = self.deliveries_channel = self.watch_channel = ""
 
     @property
     def where(self) -> str:
@@ -122,13 +116,12 @@ class PostgresStore(Store):
         finally:
             await first.close()
         self.schema = schema
-        self.events_channel, self.deliveries_channel = channel_names(self._database, schema)
+        self.events_channel, self.deliveries_channel, self.watch_channel = channel_names(self._database, schema)
         pool = Pool(self._url, self._pool_size, self._configure, timeout=self._pool_timeout)
         await pool.open()
         self._pool = pool
-        listener = Listener(
-            self._url, (self.events_channel, self.deliveries_channel), self._notified, self._gap, self._configure
-        )
+        channels = (self.events_channel, self.deliveries_channel, self.watch_channel)
+        listener = Listener(self._url, channels, self._notified, self._gap, self._configure)
         try:
             await listener.start()
         except BaseException:
@@ -136,6 +129,7 @@ class PostgresStore(Store):
             self._pool = None
             raise
         self._listener = listener
+        self._watches.listening()
         logger.info("opened the eve store in Postgres at %s (schema %s)", self.where, schema)
 
     async def _prepare(self, conn: Connection) -> str:
@@ -176,6 +170,7 @@ class PostgresStore(Store):
         pool, self._pool = self._pool, None
         if listener is not None:
             await listener.stop()
+        await self._watches.close()
         if pool is not None:
             await pool.close()
 
@@ -187,9 +182,15 @@ class PostgresStore(Store):
             if tag != self._tag:
                 for callback in self._delivery_callbacks:
                     callback(session_id)
+        elif channel == self.watch_channel:
+            self._watches.heard(payload)
 
     def _gap(self) -> None:
+        self._watches.gap()
         self._waiters.notify_all()
+
+    async def _announce_watch(self, session_id: str) -> None:
+        await self._run(lambda conn: conn.execute("SELECT pg_notify(%s, %s)", (self.watch_channel, session_id)), "read")
 
     def _scrub(self, exc: BaseException) -> str:
         return scrub(str(exc).strip(), self._url)
@@ -319,7 +320,11 @@ class PostgresStore(Store):
         return int(rows[0][0])
 
     async def wait_for_events(self, session_id: str, known: int, timeout: float) -> int:
+        self._watches.reader_waits(session_id)
         return await self._waiters.wait_for_count(session_id, known, timeout, lambda: self.event_count(session_id))
+
+    def watched(self, session_id: str) -> bool:
+        return self._watches.watched(session_id)
 
     async def load_checkpoint(self, session_id: str) -> str | None:
         rows = await self._rows("SELECT state FROM checkpoints WHERE session_id = %s", session_id)

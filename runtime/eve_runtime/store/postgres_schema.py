@@ -250,10 +250,10 @@ def lock_key(*parts: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-def channel_names(database: str, schema: str) -> tuple[str, str]:
-    """The NOTIFY channels of one store (its database and schema): new events, new deliveries."""
+def channel_names(database: str, schema: str) -> tuple[str, str, str]:
+    """The NOTIFY channels of one store (its database and schema): new events, new deliveries, watched streams."""
     tag = hashlib.sha256(f"{database}\x00{schema}".encode()).hexdigest()[:16]
-    return f"eve_events_{tag}", f"eve_deliveries_{tag}"
+    return f"eve_events_{tag}", f"eve_deliveries_{tag}", f"eve_watch_{tag}"
 
 
 async def ensure_schema(conn: psycopg.AsyncConnection[tuple[object, ...]], schema: str) -> None:
