@@ -79,6 +79,27 @@ async def test_after_its_listener_was_cut_every_session_counts_as_watched(schema
         await store.close()
 
 
+async def test_an_unkeyed_delivery_sent_again_after_a_lost_connection_is_accepted_once(
+    pair: tuple[PostgresStore, PostgresStore], schema: str
+) -> None:
+    from eve_runtime.store import postgres_ops as ops
+
+    a, _ = pair
+    await a.create_session(session("s1"))
+    first = await a.enqueue("s1", delivery("d1"))
+    conn = await psycopg.AsyncConnection.connect(pg.database_url(), autocommit=True)
+    try:
+        await conn.execute(f'SET search_path TO "{schema}"')
+        # the first try committed but its answer was lost: the try sent again finds it
+        again = await ops.enqueue(conn, "s1", delivery("d1"), None, retried=True)
+        assert again.delivery.id == "d1" and not again.duplicate and again.delivery.seq == first.delivery.seq
+        with pytest.raises(StoreError, match="already exists"):  # a first try with a taken id is refused
+            await ops.enqueue(conn, "s1", delivery("d1"), None)
+    finally:
+        await conn.close()
+    assert [d.id for d in await a.pending_deliveries("s1")] == ["d1"]
+
+
 async def test_a_delivery_is_announced_to_the_other_processes(pair: tuple[PostgresStore, PostgresStore]) -> None:
     a, b = pair
     heard: asyncio.Queue[str] = asyncio.Queue()

@@ -12,6 +12,8 @@ one does), and `watched` hears of the readers of every process (`postgres_watch.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -244,15 +246,12 @@ class PostgresStore(Store):
     # -- inbox ------------------------------------------------------------------------------
 
     async def enqueue(self, session_id: str, delivery: NewDelivery) -> EnqueueResult:
-        # Calls in this process are accepted in call order (asyncio locks are FIFO), as by the
-        # SQLite store's single writer; across processes, the session row's lock orders them.
+        # In call order in this process (asyncio locks are FIFO), by the session row's lock across them;
+        # a delivery sent again after a lost connection is accepted once (`ops.enqueue`).
+        tries = itertools.count()
         async with self._inbox_locks.hold(session_id):
-            # A keyed delivery accepted twice is accepted once; an unkeyed one runs in a transaction.
-            safety: Safety = "idempotent" if delivery.idempotency_key is not None else "transaction"
-            result = await self._run(lambda conn: ops.enqueue(conn, session_id, delivery, self._announce), safety)
-        if result.duplicate and result.delivery.id == delivery.id:  # a try whose connection was lost took it
-            return EnqueueResult(result.delivery, duplicate=False)
-        return result
+            accept = functools.partial(ops.enqueue, session_id=session_id, delivery=delivery, notify=self._announce)
+            return await self._run(lambda conn: accept(conn, retried=next(tries) > 0), "idempotent")
 
     async def pending_deliveries(self, session_id: str) -> list[DeliveryRecord]:
         rows = await self._rows(

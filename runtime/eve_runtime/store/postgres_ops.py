@@ -121,32 +121,36 @@ async def create_session(
 
 
 async def enqueue(
-    conn: Connection, session_id: str, delivery: NewDelivery, notify: tuple[str, str] | None
+    conn: Connection, session_id: str, delivery: NewDelivery, notify: tuple[str, str] | None, *, retried: bool = False
 ) -> EnqueueResult:
     """Accept a delivery, or return the first one with the same idempotency key (one `eve_enqueue` call).
 
-    The session row's lock orders the session's deliveries (seq) and its idempotency keys.
+    The session row's lock orders the session's deliveries (seq) and its idempotency keys. One
+    statement, one round trip, and safe to send again after a lost connection (`retried`): a try
+    that committed left the delivery's id behind, which the next try finds and returns.
     """
     payload = encode_payload(delivery.payload)
     key = None if delivery.idempotency_key is None else encode(delivery.idempotency_key)
     channel, tag = notify if notify is not None else (None, None)
     params = (session_id, delivery.id, delivery.kind, payload, key, time.time(), IDEMPOTENCY_WINDOW, channel, tag)
     try:
-        if key is not None:  # accepted once however often it is sent: no transaction needed to try again
-            row = await _one(conn, "SELECT * FROM eve_enqueue(%s, %s, %s, %s, %s, %s, %s, %s, %s)", params)
-        else:
-            async with transaction(conn):
-                row = await _one(conn, "SELECT * FROM eve_enqueue(%s, %s, %s, %s, %s, %s, %s, %s, %s)", params)
+        row = await _one(conn, "SELECT * FROM eve_enqueue(%s, %s, %s, %s, %s, %s, %s, %s, %s)", params)
     except psycopg.Error as exc:
         if exc.sqlstate == SQLSTATE_NOT_ACTIVE:
             status = exc.diag.message_primary or ""
             state = f"is {status}" if status else "does not exist"
             raise SessionNotActive(f"Session {session_id!r} {state}, so it accepts no delivery.") from None
         if exc.sqlstate == SQLSTATE_DELIVERY_EXISTS:
+            if retried:  # the try whose connection was lost had committed it
+                found = await _one(conn, f"SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE id = %s", (delivery.id,))
+                if found is not None and found[1] == session_id:
+                    return EnqueueResult(delivery_from_row(found), duplicate=False)
             raise StoreError(f"A delivery with id {delivery.id!r} already exists.") from None
         raise
     assert row is not None
-    return EnqueueResult(delivery_from_row(row[1:]), duplicate=bool(row[0]))
+    record = delivery_from_row(row[1:])
+    # a keyed delivery whose own earlier try (its connection lost) took the key is no duplicate
+    return EnqueueResult(record, duplicate=bool(row[0]) and record.id != delivery.id)
 
 
 async def _insert_delivery(
