@@ -20,7 +20,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import psycopg
-from psycopg import sql
 
 from eve_runtime.keyed_locks import KeyedLocks
 from eve_runtime.store import postgres_commit as commits, postgres_ops as ops
@@ -40,7 +39,7 @@ from eve_runtime.store.base import (
 )
 from eve_runtime.store.postgres_listen import Listener
 from eve_runtime.store.postgres_pool import Connection, Pool, Safety, connect, describe_url, named, scrub, transaction
-from eve_runtime.store.postgres_schema import channel_names, decode, ensure_schema, lock_key
+from eve_runtime.store.postgres_schema import channel_names, decode, prepare_schema, use_schema
 from eve_runtime.store.postgres_watch import Watches
 from eve_runtime.store.rows import delivery_from_row, session_from_row
 
@@ -114,10 +113,12 @@ class PostgresStore(Store):
             return
         first = await connect(self._url)
         try:
-            schema = await self._prepare(first)
+            self._database, schema = await prepare_schema(first, self._schema, self.where)
+        except psycopg.Error as exc:
+            raise StoreError(f"Cannot prepare the eve store in Postgres at {self.where}: {self._scrub(exc)}") from None
         finally:
             await first.close()
-        self.schema = schema
+        self.schema = self._schema = schema
         self.events_channel, self.deliveries_channel, self.watch_channel = channel_names(self._database, schema)
         pool = Pool(self._url, self._pool_size, self._configure, timeout=self._pool_timeout)
         await pool.open()
@@ -134,37 +135,9 @@ class PostgresStore(Store):
         self._watches.listening()
         logger.info("opened the eve store in Postgres at %s (schema %s)", self.where, schema)
 
-    async def _prepare(self, conn: Connection) -> str:
-        try:
-            if self._schema is not None:
-                async with conn.transaction():  # IF NOT EXISTS alone races when processes start together
-                    await conn.execute(
-                        "SELECT pg_advisory_xact_lock(%s)", (lock_key("eve-create-schema", self._schema),)
-                    )
-                    await conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self._schema)))
-                await self._configure_schema(conn, self._schema)
-            cursor = await conn.execute("SELECT current_database(), current_schema()")
-            row = await cursor.fetchone()
-            assert row is not None
-            if row[1] is None:
-                raise StoreError(
-                    f"The Postgres search path at {self.where} names no schema that exists: create the schema "
-                    "(CREATE SCHEMA name), or leave search_path out of the connection string to use 'public'."
-                )
-            self._database, schema = str(row[0]), str(row[1])
-            self._schema = schema
-            await ensure_schema(conn, schema)
-            return schema
-        except psycopg.Error as exc:
-            raise StoreError(f"Cannot prepare the eve store in Postgres at {self.where}: {self._scrub(exc)}") from None
-
-    @staticmethod
-    async def _configure_schema(conn: Connection, schema: str) -> None:
-        await conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
-
     async def _configure(self, conn: Connection) -> None:
         assert self._schema is not None
-        await self._configure_schema(conn, self._schema)
+        await use_schema(conn, self._schema)
 
     async def close(self) -> None:
         """Stop listening and close every connection; the store can be opened again."""
