@@ -65,6 +65,8 @@ def test_info_imports_what_compiling_needs_and_no_more(template_app: Path, tmp_p
     # the authoring API the template's files do not use, the runtime and the stores
     for package in ("eve_runtime.authoring.evals", "eve_runtime.sessions", "eve_runtime.store", "eve_runtime.engine"):
         assert not _package(modules, package), package
+    # the model layer: compiling asks only whether an id is the test model and which key a provider needs
+    assert not {"eve_runtime.models.base", "eve_runtime.models.litellm_model", "eve_runtime.messages"} & modules
 
 
 def test_info_json_imports_what_compiling_needs_and_no_more(template_app: Path, tmp_path: Path) -> None:
