@@ -67,6 +67,7 @@ def test_info_imports_what_compiling_needs_and_no_more(template_app: Path, tmp_p
         assert not _package(modules, package), package
     # the model layer: compiling asks only whether an id is the test model and which key a provider needs
     assert not {"eve_runtime.models.base", "eve_runtime.models.litellm_model", "eve_runtime.messages"} & modules
+    assert "yaml" not in modules  # the template's frontmatter is simple `key: text` lines
 
 
 def test_info_json_imports_what_compiling_needs_and_no_more(template_app: Path, tmp_path: Path) -> None:
