@@ -9,7 +9,6 @@ from typing import Annotated
 
 import typer
 
-from eve_cli._typer import EveCommand, EveGroup
 from eve_cli.commands.build import build
 from eve_cli.commands.connections import connections_app
 from eve_cli.commands.dev import dev
@@ -24,7 +23,6 @@ from eve_cli.commands.start import start
 __all__ = ["app", "main"]
 
 app = typer.Typer(
-    cls=EveGroup,
     name="eve",
     help="eve: agents as directories, with durable sessions.",
     add_completion=False,
@@ -32,13 +30,13 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
     rich_markup_mode=None,  # plain help: rendering it with rich costs more than the rest of `eve --help`
 )
-app.command("init", cls=EveCommand)(init)
-app.command("info", cls=EveCommand)(info)
-app.command("build", cls=EveCommand)(build)
-app.command("dev", cls=EveCommand)(dev)
-app.command("start", cls=EveCommand)(start)
-app.command("send", cls=EveCommand)(send)
-app.command("eval", cls=EveCommand)(eval_command)
+app.command("init")(init)
+app.command("info")(info)
+app.command("build")(build)
+app.command("dev")(dev)
+app.command("start")(start)
+app.command("send")(send)
+app.command("eval")(eval_command)
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(schedules_app, name="schedules")
 app.add_typer(connections_app, name="connections")

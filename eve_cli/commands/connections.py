@@ -11,13 +11,11 @@ from typing import Annotated
 import typer
 
 from eve_cli._console import escape, fail, out
-from eve_cli._typer import EveCommand, EveGroup
 from eve_cli.commands._project import compile_current_app
 
 __all__ = ["connections_app"]
 
 connections_app = typer.Typer(
-    cls=EveGroup,
     help="The app's connections (agent/connections/): MCP servers and OpenAPI services.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -27,7 +25,7 @@ connections_app = typer.Typer(
 NameArgument = Annotated[str, typer.Argument(help="The connection's name: its file name under agent/connections/.")]
 
 
-@connections_app.command("test", cls=EveCommand)
+@connections_app.command("test")
 def test(name: NameArgument) -> None:
     """Connect to a connection and list its tools, or say what failed and how to fix it."""
     from eve_runtime.serving.connection_check import check_connection, find_connection

@@ -13,14 +13,12 @@ from typing import Annotated
 import typer
 
 from eve_cli._console import err, escape, fail
-from eve_cli._typer import EveCommand, EveGroup
 from eve_cli.commands._server import TokenOption, UrlOption, connect, resolve_target
 from eve_cli.commands.start import app_root_or_fail
 
 __all__ = ["schedules_app"]
 
 schedules_app = typer.Typer(
-    cls=EveGroup,
     help="The app's schedules (agent/schedules/): fire one by hand.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -30,7 +28,7 @@ schedules_app = typer.Typer(
 NameArgument = Annotated[str, typer.Argument(help="The schedule's name: its path under agent/schedules/, no suffix.")]
 
 
-@schedules_app.command("run", cls=EveCommand)
+@schedules_app.command("run")
 def run(name: NameArgument, url: UrlOption = None, token: TokenOption = None) -> None:
     """Fire a schedule once now (through the running eve dev, else in this process); print its sessions."""
     if url is None:

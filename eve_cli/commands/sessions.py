@@ -8,13 +8,11 @@ from typing import Annotated
 import typer
 
 from eve_cli._console import fail, out
-from eve_cli._typer import EveCommand, EveGroup
 from eve_cli.commands._server import TokenOption, UrlOption, connect, resolve_target
 
 __all__ = ["sessions_app"]
 
 sessions_app = typer.Typer(
-    cls=EveGroup,
     help="The sessions of a running eve server (the app's eve dev unless --url is given).",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -24,7 +22,7 @@ sessions_app = typer.Typer(
 SessionArgument = Annotated[str, typer.Argument(help="The session id (wrun_...).", show_default=False)]
 
 
-@sessions_app.command("list", cls=EveCommand)
+@sessions_app.command("list")
 def list_sessions(
     url: UrlOption = None,
     token: TokenOption = None,
@@ -49,7 +47,7 @@ def list_sessions(
         render_session_list(sessions, out)
 
 
-@sessions_app.command("show", cls=EveCommand)
+@sessions_app.command("show")
 def show(session_id: SessionArgument, url: UrlOption = None, token: TokenOption = None) -> None:
     """Show a session's conversation: messages, tool calls and results, open requests, tasks and usage."""
     from eve_runtime.client import Conversation
@@ -61,7 +59,7 @@ def show(session_id: SessionArgument, url: UrlOption = None, token: TokenOption 
     render_conversation(session_id, conversation, out)
 
 
-@sessions_app.command("stream", cls=EveCommand)
+@sessions_app.command("stream")
 def stream(
     session_id: SessionArgument,
     follow: Annotated[

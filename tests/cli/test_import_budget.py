@@ -13,10 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import typer
-
-from eve_cli._typer import EveCommand, EveGroup
-from eve_cli.main import app
 
 REPO = Path(__file__).resolve().parents[2]
 RUNNER = """
@@ -53,15 +49,12 @@ def test_help_imports_neither_pydantic_nor_the_runtime(tmp_path: Path) -> None:
     assert "typer" in modules
     for package in ("litellm", "pydantic", "rich", "asyncio", "eve_runtime.project", "eve_runtime.authoring"):
         assert not _package(modules, package), package
-    assert "typer._adapters" not in modules  # typer's pydantic coercion: no parameter needed it
 
 
 def test_info_imports_what_compiling_needs_and_no_more(template_app: Path, tmp_path: Path) -> None:
     modules = _imported(["info"], template_app, tmp_path / "modules.json")
     assert "eve_runtime.project.compiler" in modules  # it did compile the app
     assert not _package(modules, "litellm")
-    # typer coerced an unused --help through a pydantic TypeAdapter (about 40 ms)
-    assert "typer._adapters" not in modules
     # the authoring API the template's files do not use, the runtime and the stores
     for package in ("eve_runtime.authoring.evals", "eve_runtime.sessions", "eve_runtime.store", "eve_runtime.engine"):
         assert not _package(modules, package), package
@@ -74,19 +67,5 @@ def test_info_imports_what_compiling_needs_and_no_more(template_app: Path, tmp_p
 def test_info_json_imports_what_compiling_needs_and_no_more(template_app: Path, tmp_path: Path) -> None:
     modules = _imported(["info", "--json"], template_app, tmp_path / "modules.json")
     assert "eve_runtime.project.compiler" in modules
-    assert not {"typer._adapters", "litellm"} & modules
-
-
-def _commands(command: object) -> list[object]:
-    found = [command]
-    for child in getattr(command, "commands", {}).values():
-        found += _commands(child)
-    return found
-
-
-def test_every_command_uses_eves_classes() -> None:
-    """A command made with typer's own classes would pay for the adapter again (see eve_cli._typer)."""
-    commands = _commands(typer.main.get_command(app))
-    assert len(commands) > 10
-    for command in commands:
-        assert isinstance(command, EveCommand | EveGroup), command
+    for package in ("litellm", "eve_runtime.sessions", "rich", "yaml", "asyncio"):
+        assert not _package(modules, package), package  # rich draws only the human view
