@@ -370,18 +370,10 @@ class SqliteStore(Store):
         return await self._read(ops.orphaned_sessions)
 
     async def lease_owners(self) -> list[str]:
-        def owners(conn: sqlite3.Connection) -> list[str]:
-            query = "SELECT DISTINCT owner FROM owners WHERE owner IS NOT NULL AND expires_at > ? ORDER BY owner"
-            return [str(row[0]) for row in conn.execute(query, (time.time(),))]
-
-        return self._peek(owners)
+        return self._peek(ops.lease_owners)
 
     async def expire_leases(self, owner: str) -> None:
-        def expire(conn: sqlite3.Connection) -> None:
-            now = time.time()
-            conn.execute("UPDATE owners SET expires_at = ? WHERE owner = ? AND expires_at > ?", (now, owner, now))
-
-        await self._write(expire)
+        await self._write(lambda conn: ops.expire_leases(conn, owner))
 
     async def expired_sessions(self, now: float, limit: int) -> list[str]:
         return await self._read(ops.expired_sessions, now, limit)

@@ -46,11 +46,13 @@ __all__ = [
     "create_session",
     "enqueue",
     "event_count",
+    "expire_leases",
     "get_session",
     "list_sessions",
     "load_channel_state",
     "load_checkpoint",
     "load_history",
+    "lease_owners",
     "orphaned_sessions",
     "expired_sessions",
     "pending_deliveries",
@@ -384,3 +386,15 @@ def expired_sessions(conn: sqlite3.Connection, now: float, limit: int) -> list[s
         (now, time.time(), limit),
     ).fetchall()
     return [str(row[0]) for row in rows]
+
+
+def lease_owners(conn: sqlite3.Connection) -> list[str]:
+    """The owners holding a lease now (see `Store.lease_owners`)."""
+    query = "SELECT DISTINCT owner FROM owners WHERE owner IS NOT NULL AND expires_at > ? ORDER BY owner"
+    return [str(row[0]) for row in conn.execute(query, (time.time(),))]
+
+
+def expire_leases(conn: sqlite3.Connection, owner: str) -> None:
+    """End every lease `owner` holds (see `Store.expire_leases`)."""
+    now = time.time()
+    conn.execute("UPDATE owners SET expires_at = ? WHERE owner = ? AND expires_at > ?", (now, owner, now))
