@@ -42,6 +42,7 @@ from eve_runtime.store.base import (
     DeliveryRecord,
     EnqueueResult,
     EventRow,
+    LineChunk,
     NewDelivery,
     ScheduleClaim,
     SessionRecord,
@@ -51,6 +52,7 @@ from eve_runtime.store.base import (
     StoreLocked,
     StoreUnavailable,
 )
+from eve_runtime.store.sqlite_chunks import read_chunk
 from eve_runtime.store.sqlite_schema import DATABASE_NAME, connect, ensure_schema
 from eve_runtime.store.sqlite_writer import DEFAULT_WAL_LIMIT, SqliteWriter, WriterStats, as_store_error
 
@@ -292,8 +294,10 @@ class SqliteStore(Store):
     async def read_events(self, session_id: str, start: int = 0, end: int | None = None) -> list[EventRow]:
         return await self._read(ops.read_events, session_id, start, end)
 
-    async def read_lines(self, session_id: str, start: int, end: int) -> list[bytes]:
-        return await self._read(ops.read_lines, session_id, start, end)
+    async def read_chunk(
+        self, session_id: str, start: int, end: int, stop_after: frozenset[str] = frozenset()
+    ) -> LineChunk:
+        return await self._read(read_chunk, session_id, start, end, stop_after)
 
     async def event_count(self, session_id: str) -> int:
         return await self._read(ops.event_count, session_id)

@@ -95,14 +95,6 @@ def read_events(conn: sqlite3.Connection, session_id: str, start: int, end: int 
     return [EventRow(row[0], row[1], row[2]) for row in rows]  # BLOB columns already come back as bytes
 
 
-def read_lines(conn: sqlite3.Connection, session_id: str, start: int, end: int) -> list[bytes]:
-    """The lines of the events with `start <= index < end`, in order."""
-    rows = conn.execute(
-        "SELECT line FROM events WHERE session_id = ? AND idx >= ? AND idx < ? ORDER BY idx", (session_id, start, end)
-    ).fetchall()
-    return [row[0] for row in rows]
-
-
 def event_count(conn: sqlite3.Connection, session_id: str) -> int:
     """How many events the session has."""
     row = conn.execute("SELECT MAX(idx) FROM events WHERE session_id = ?", (session_id,)).fetchone()
