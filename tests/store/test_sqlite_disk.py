@@ -57,7 +57,7 @@ async def test_new_work_is_refused_under_the_free_space_floor(tmp_path: Path) ->
 
 
 async def test_a_chunk_over_the_value_limit_comes_in_smaller_chunks(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path)
+    store = SqliteStore(tmp_path, tail_cache_bytes=0)  # every read from the database
     await store.open()
     try:
         await store.create_session(session("s1"))

@@ -258,10 +258,11 @@ class Store(ABC):
     ) -> LineChunk:
         """The lines of the events from `start` (up to `end`, exclusive) as one NDJSON chunk.
 
-        The chunk ends before `end` after the first event whose type is in `stop_after` (and says
-        so in `stopped`), and may end sooner when the lines would not fit in one value of the
-        backend (a caller reads on from `start + count`); it holds at least one event when there is
-        one at `start`. A stream sends the body without decoding it.
+        The chunk ends after the first event whose type is in `stop_after` (and says so in
+        `stopped`); it may end before `end` otherwise too (where a cache of the newest lines ends,
+        or the lines would not fit in one value of the backend: a caller reads on from
+        `start + count`), but holds at least one event when there is one at `start`. A stream sends
+        the body as is.
         """
 
     @abstractmethod

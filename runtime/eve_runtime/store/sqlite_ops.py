@@ -22,6 +22,7 @@ from eve_runtime.store.base import (
     EventRow,
     NewDelivery,
     OwnershipLost,
+    ScheduleClaim,
     SessionNotActive,
     SessionRecord,
     SessionStatus,
@@ -40,6 +41,7 @@ __all__ = [
     "acquire",
     "address_holder",
     "claim_address",
+    "claim_schedule_fire",
     "create_at_address",
     "session_addresses",
     "apply_commit",
@@ -376,3 +378,17 @@ def expired_sessions(conn: sqlite3.Connection, now: float, limit: int) -> list[s
         (now, time.time(), limit),
     ).fetchall()
     return [str(row[0]) for row in rows]
+
+
+def claim_schedule_fire(conn: sqlite3.Connection, schedule: str, at: float) -> ScheduleClaim:
+    """Claim a fire time later than the schedule's last one (see `Store.claim_schedule_fire`), on the writer."""
+    row = conn.execute("SELECT last_fire FROM schedule_fires WHERE schedule = ?", (schedule,)).fetchone()
+    previous = None if row is None else float(row[0])
+    if previous is not None and at <= previous:
+        return ScheduleClaim(claimed=False, previous=previous)
+    conn.execute(
+        "INSERT INTO schedule_fires (schedule, last_fire, claimed_at) VALUES (?, ?, ?) "
+        "ON CONFLICT (schedule) DO UPDATE SET last_fire = excluded.last_fire, claimed_at = excluded.claimed_at",
+        (schedule, at, time.time()),
+    )
+    return ScheduleClaim(claimed=True, previous=previous)
