@@ -107,3 +107,19 @@ async def test_the_store_streams_acknowledged_commits_without_a_database_read(
     assert store.tail_cache.size == 0
     with pytest.raises(StoreError, match="closed"):
         await store.read_chunk("s1", 0, 3)
+
+
+async def test_a_reopened_store_forgets_what_it_held(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path)
+    await store.open()
+    await store.create_session(session("s1"))
+    await store.commit("s1", Commit(events=events(0, b"old")))
+    await store.close()
+    store.tail_cache.add("s1", events(0, b"old"))  # a commit that finished after the close
+    for path in tmp_path.glob("eve.sqlite3*"):
+        path.unlink()  # another database in the same place
+    await store.open()
+    try:
+        assert await store.read_chunk("s1", 0, 1) == LineChunk(0, b"")
+    finally:
+        await store.close()

@@ -168,6 +168,7 @@ class SqliteStore(Store):
             return
         loop = asyncio.get_running_loop()
         self._lock_fd = _take_lock(self.directory)
+        self.tail_cache.clear()  # lines a late commit added after the last close may be another database's now
         try:
             wal = (f"{self.path}-wal", self._wal_limit)
             self._writer = SqliteWriter(self._connect_writer, loop, self._waiters.notify, wal)
