@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import psycopg
 import pytest
@@ -271,3 +272,31 @@ async def test_processes_opening_a_new_schema_at_once_all_succeed() -> None:
             await store.close()
         with psycopg.connect(pg.database_url(), autocommit=True) as conn:
             conn.execute(psycopg.sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(psycopg.sql.Identifier(name)))
+
+
+async def test_a_chunk_over_the_value_limit_comes_in_smaller_chunks(
+    schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from eve_runtime.store import postgres_ops
+
+    real_one = postgres_ops._one
+    asked: list[int] = []
+
+    async def limited(conn: Any, query: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        if "string_agg" in query:
+            asked.append(params[2] - params[1])
+            if params[2] - params[1] > 10:  # as if over a value's 1 GB: Postgres refuses the aggregate
+                raise psycopg.errors.ProgramLimitExceeded("out of memory")
+        return await real_one(conn, query, params)
+
+    monkeypatch.setattr(postgres_ops, "_one", limited)
+    store = PostgresStore(pg.database_url(), schema=schema)
+    await store.open()
+    try:
+        await store.create_session(session("s1"))
+        await store.commit("s1", Commit(events=events(0, *(str(n).encode() for n in range(50)))))
+        chunk = await store.read_chunk("s1", 0, 50)
+        assert chunk.count == 6 and chunk.body == b"0\n1\n2\n3\n4\n5\n"  # 50 -> 25 -> 12 -> 6
+        assert asked == [50, 25, 12, 6]
+    finally:
+        await store.close()

@@ -29,6 +29,7 @@ from eve_runtime.store.base import (
     DeliveryRecord,
     EnqueueResult,
     EventRow,
+    LineChunk,
     NewDelivery,
     ScheduleClaim,
     SessionRecord,
@@ -278,14 +279,10 @@ class PostgresStore(Store):
         )
         return [EventRow(int(row[0]), row[1], bytes(row[2])) for row in rows]
 
-    async def read_lines(self, session_id: str, start: int, end: int) -> list[bytes]:
-        rows = await self._rows(
-            "SELECT line FROM events WHERE session_id = %s AND idx >= %s AND idx < %s ORDER BY idx",
-            session_id,
-            start,
-            end,
-        )
-        return [bytes(row[0]) for row in rows]
+    async def read_chunk(
+        self, session_id: str, start: int, end: int, stop_after: frozenset[str] = frozenset()
+    ) -> LineChunk:
+        return await self._run(lambda conn: ops.read_chunk(conn, session_id, start, end, stop_after), "read")
 
     async def event_count(self, session_id: str) -> int:
         rows = await self._rows("SELECT coalesce(max(idx) + 1, 0) FROM events WHERE session_id = %s", session_id)

@@ -22,6 +22,7 @@ from eve_runtime.store.base import (
     AddressLimitReached,
     DeliveryRecord,
     EnqueueResult,
+    LineChunk,
     NewDelivery,
     ScheduleClaim,
     SessionNotActive,
@@ -55,6 +56,7 @@ __all__ = [
     "create_session",
     "enqueue",
     "get_session",
+    "read_chunk",
     "release",
     "save_channel_state",
 ]
@@ -69,6 +71,35 @@ async def get_session(conn: Connection, session_id: str) -> SessionRecord | None
     """The session, or None."""
     row = await _one(conn, f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = %s", (session_id,))
     return None if row is None else session_from_row(row)
+
+
+async def read_chunk(conn: Connection, session_id: str, start: int, end: int, stop_after: frozenset[str]) -> LineChunk:
+    """The lines of the events with `start <= index < end` as one chunk (see `Store.read_chunk`)."""
+    stop = None
+    if stop_after and end > start:
+        row = await _one(
+            conn,
+            "SELECT min(idx) FROM events WHERE session_id = %s AND idx >= %s AND idx < %s AND type = ANY(%s)",
+            (session_id, start, end, sorted(stop_after)),
+        )
+        stop = None if row is None or row[0] is None else int(row[0])
+        end = end if stop is None else stop + 1
+    while True:
+        try:
+            row = await _one(
+                conn,
+                "SELECT count(*), string_agg(line || '\\x0a'::bytea, ''::bytea ORDER BY idx) FROM events"
+                " WHERE session_id = %s AND idx >= %s AND idx < %s",
+                (session_id, start, end),
+            )
+        except (psycopg.errors.ProgramLimitExceeded, psycopg.errors.OutOfMemory):
+            if end - start <= 1:  # over a value's 1 GB: a smaller chunk (one line always fits)
+                raise
+            end = start + (end - start) // 2
+            continue
+        count = 0 if row is None else int(row[0])
+        body = b"" if row is None or row[1] is None else bytes(row[1])
+        return LineChunk(count, body, stopped=count > 0 and start + count - 1 == stop)
 
 
 async def _by_operation(conn: Connection, operation: bytes) -> SessionRecord | None:

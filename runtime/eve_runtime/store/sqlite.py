@@ -31,18 +31,18 @@ import functools
 import logging
 import os
 import sqlite3
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from eve_runtime.store import sqlite_ops as ops
+from eve_runtime.store import sqlite_leases as leases, sqlite_ops as ops
 from eve_runtime.store.backend_common import EventWaiters
 from eve_runtime.store.base import (
     Commit,
     DeliveryRecord,
     EnqueueResult,
     EventRow,
+    LineChunk,
     NewDelivery,
     ScheduleClaim,
     SessionRecord,
@@ -52,8 +52,10 @@ from eve_runtime.store.base import (
     StoreLocked,
     StoreUnavailable,
 )
+from eve_runtime.store.sqlite_chunks import read_chunk
 from eve_runtime.store.sqlite_schema import DATABASE_NAME, connect, ensure_schema
 from eve_runtime.store.sqlite_writer import DEFAULT_WAL_LIMIT, SqliteWriter, WriterStats, as_store_error
+from eve_runtime.store.tail_cache import DEFAULT_TAIL_CACHE_BYTES, TailCache
 
 __all__ = ["DEFAULT_MIN_FREE_MB", "LOCK_NAME", "SqliteStore", "free_megabytes", "open_local_store"]
 
@@ -114,20 +116,6 @@ def _drop_lock(fd: int) -> None:
         os.close(fd)
 
 
-def _claim_schedule_fire(conn: sqlite3.Connection, schedule: str, at: float) -> ScheduleClaim:
-    """Claim a fire time later than the schedule's last one (see `Store.claim_schedule_fire`), on the writer."""
-    row = conn.execute("SELECT last_fire FROM schedule_fires WHERE schedule = ?", (schedule,)).fetchone()
-    previous = None if row is None else float(row[0])
-    if previous is not None and at <= previous:
-        return ScheduleClaim(claimed=False, previous=previous)
-    conn.execute(
-        "INSERT INTO schedule_fires (schedule, last_fire, claimed_at) VALUES (?, ?, ?) "
-        "ON CONFLICT (schedule) DO UPDATE SET last_fire = excluded.last_fire, claimed_at = excluded.claimed_at",
-        (schedule, at, time.time()),
-    )
-    return ScheduleClaim(claimed=True, previous=previous)
-
-
 class SqliteStore(Store):
     """The store of the local world: one SQLite database in `directory`, served by one process.
 
@@ -136,10 +124,17 @@ class SqliteStore(Store):
             `directory / "eve.sqlite3"`.
         min_free_mb: Refuse new sessions and deliveries while the disk has less free space (0: never).
         wal_limit: Bytes of write-ahead log past which it is checkpointed and truncated.
+        tail_cache_bytes: Memory for the newest event lines of recently written sessions, which
+            streams read without a database read (0: none; see `tail_cache.py`).
     """
 
     def __init__(
-        self, directory: Path, *, min_free_mb: float = DEFAULT_MIN_FREE_MB, wal_limit: int = DEFAULT_WAL_LIMIT
+        self,
+        directory: Path,
+        *,
+        min_free_mb: float = DEFAULT_MIN_FREE_MB,
+        wal_limit: int = DEFAULT_WAL_LIMIT,
+        tail_cache_bytes: int = DEFAULT_TAIL_CACHE_BYTES,
     ) -> None:
         self.directory = Path(directory)
         self.path = self.directory / DATABASE_NAME
@@ -151,6 +146,7 @@ class SqliteStore(Store):
         self._read_conn: sqlite3.Connection | None = None
         self._peek_conn: sqlite3.Connection | None = None  # the event loop's (see the module docstring)
         self._waiters = EventWaiters()
+        self.tail_cache = TailCache(tail_cache_bytes)
 
     @property
     def sqlite_version(self) -> str:
@@ -173,6 +169,7 @@ class SqliteStore(Store):
             return
         loop = asyncio.get_running_loop()
         self._lock_fd = _take_lock(self.directory)
+        self.tail_cache.clear()  # lines a late commit added after the last close may be another database's now
         try:
             wal = (f"{self.path}-wal", self._wal_limit)
             self._writer = SqliteWriter(self._connect_writer, loop, self._waiters.notify, wal)
@@ -190,6 +187,7 @@ class SqliteStore(Store):
         await self._shutdown()
 
     async def _shutdown(self) -> None:
+        self.tail_cache.clear()
         writer, self._writer = self._writer, None
         reader, self._reader = self._reader, None
         read_conn, self._read_conn = self._read_conn, None
@@ -303,12 +301,19 @@ class SqliteStore(Store):
     async def commit(self, session_id: str, commit: Commit) -> None:
         notify = session_id if commit.events else None
         await self._write(lambda conn: ops.apply_commit(conn, session_id, commit), notify)
+        self.tail_cache.add(session_id, commit.events)
 
     async def read_events(self, session_id: str, start: int = 0, end: int | None = None) -> list[EventRow]:
         return await self._read(ops.read_events, session_id, start, end)
 
-    async def read_lines(self, session_id: str, start: int, end: int) -> list[bytes]:
-        return await self._read(ops.read_lines, session_id, start, end)
+    async def read_chunk(
+        self, session_id: str, start: int, end: int, stop_after: frozenset[str] = frozenset()
+    ) -> LineChunk:
+        if self._writer is not None:  # a closed store fails in `_read`
+            cached = self.tail_cache.chunk(session_id, start, end, stop_after)
+            if cached is not None:
+                return cached
+        return await self._read(read_chunk, session_id, start, end, stop_after)
 
     async def event_count(self, session_id: str) -> int:
         return self._peek(ops.event_count, session_id)
@@ -361,19 +366,19 @@ class SqliteStore(Store):
     # -- ownership --------------------------------------------------------------------------
 
     async def acquire(self, session_id: str, owner: str, ttl: float) -> int | None:
-        return await self._write(lambda conn: ops.acquire(conn, session_id, owner, ttl))
+        return await self._write(lambda conn: leases.acquire(conn, session_id, owner, ttl))
 
     async def release(self, session_id: str, owner: str) -> None:
-        await self._write(lambda conn: ops.release(conn, session_id, owner))
+        await self._write(lambda conn: leases.release(conn, session_id, owner))
 
     async def orphaned_sessions(self) -> list[str]:
-        return await self._read(ops.orphaned_sessions)
+        return await self._read(leases.orphaned_sessions)
 
     async def lease_owners(self) -> list[str]:
-        return self._peek(ops.lease_owners)
+        return self._peek(leases.lease_owners)
 
     async def expire_leases(self, owner: str) -> None:
-        await self._write(lambda conn: ops.expire_leases(conn, owner))
+        await self._write(lambda conn: leases.expire_leases(conn, owner))
 
     async def expired_sessions(self, now: float, limit: int) -> list[str]:
         return await self._read(ops.expired_sessions, now, limit)
@@ -381,7 +386,7 @@ class SqliteStore(Store):
     # -- schedules ----------------------------------------------------------------------------
 
     async def claim_schedule_fire(self, schedule: str, at: float) -> ScheduleClaim:
-        return await self._write(lambda conn: _claim_schedule_fire(conn, schedule, at))
+        return await self._write(lambda conn: ops.claim_schedule_fire(conn, schedule, at))
 
 
 async def open_local_store(directory: Path) -> SqliteStore:
