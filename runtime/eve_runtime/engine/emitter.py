@@ -8,7 +8,8 @@ coordinates merge into one event (the concatenated text is unchanged), so a fast
 outruns the store. Streamed deltas do not linger: the first of a burst is written at once (a
 client sees the first token without delay), later ones at most every `delta_interval` seconds,
 merged meanwhile (a provider streaming a token every few milliseconds then costs tens of writes a
-second, not hundreds).
+second, not hundreds). `hurry` ends a linger early: a step about to wait on a provider's network
+call writes what it emitted so far meanwhile, instead of after the provider's client took the loop.
 
 State changes ride with events. `attach` queues history, consumed deliveries and a checkpoint
 for the next write, which also carries every event emitted before them: they become durable
@@ -108,6 +109,8 @@ class Emitter:
         """Commits waiting for the write lock: the background write gives way to them (see `_flush_loop`)."""
         self._nap: asyncio.Future[None] | None = None
         """What the background write waits on before its next transaction (set early by a due delta)."""
+        self._hurried = False
+        """`hurry` was called: the background write does not linger before its next transaction."""
         self._failure: BaseException | None = None
         self.observer: Observer | None = None
         self.tap: Callable[[StreamEvent], None] | None = None
@@ -174,6 +177,20 @@ class Emitter:
                 self._pending[-1].sealed = True
         self._schedule()
 
+    def hurry(self) -> None:
+        """Write what is pending now instead of lingering for more (without waiting for it).
+
+        For a step about to call a model over the network: the write then runs while the request
+        is prepared and sent, and is done before the first token needs the store.
+        """
+        if not (self._pending or self._attached):
+            return
+        self._hurried = True
+        nap = self._nap
+        if nap is not None and not nap.done():
+            nap.set_result(None)
+        self._schedule()
+
     async def flush(self) -> None:
         """Wait until every event emitted (and everything attached) so far is durable."""
         await self.commit()
@@ -232,7 +249,7 @@ class Emitter:
         """Seconds the background write waits before its next transaction (see the module docstring)."""
         loop_time = asyncio.get_running_loop().time()
         if self._attached or not self._pending or self._pending[-1].type not in DELTA_FIELDS:
-            return self.linger if first else 0.0
+            return self.linger if first and not self._hurried else 0.0
         return self._delta_written + self.delta_interval - loop_time
 
     async def _sleep(self, seconds: float) -> None:
@@ -277,6 +294,7 @@ class Emitter:
     ) -> None:
         batch, self._pending = self._pending, []
         attached, self._attached = self._attached, _Attachment()
+        self._hurried = False
         self._next_unassigned += len(batch)
         rows = []
         index = self._next_index
