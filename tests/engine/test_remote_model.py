@@ -1,4 +1,4 @@
-"""A model that answers over the network (`remote = True`): the step's events so far are written while its request goes out."""
+"""A model that answers over the network (`remote = True`): the step's events so far are written as its request goes."""
 
 from __future__ import annotations
 
