@@ -8,8 +8,9 @@ coordinates merge into one event (the concatenated text is unchanged), so a fast
 outruns the store. Streamed deltas do not linger: the first of a burst is written at once (a
 client sees the first token without delay), later ones at most every `delta_interval` seconds,
 merged meanwhile (a provider streaming a token every few milliseconds then costs 20 writes a
-second, not hundreds: each write, with the stream's read of it, costs about 1 ms of CPU). `hurry` ends a linger early: a step about to wait on a provider's network
-call writes what it emitted so far meanwhile, instead of after the provider's client took the loop.
+second, not hundreds: each write, with the stream's read of it, costs about 1 ms of CPU).
+`hurry` ends a linger early: a step about to wait on a provider's network call writes what it
+emitted so far meanwhile, instead of after the provider's client took the loop.
 
 State changes ride with events. `attach` queues history, consumed deliveries and a checkpoint
 for the next write, which also carries every event emitted before them: they become durable
