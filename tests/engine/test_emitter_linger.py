@@ -68,3 +68,12 @@ async def test_hurry_with_nothing_pending_starts_no_write() -> None:
     await anyio.sleep(0.01)
     assert await store.event_count("s1") == 0  # it lingers as usual: the earlier hurry is not left armed
     await emitter.commit()
+
+
+async def test_abort_stops_a_lingering_write() -> None:
+    store, emitter = await _emitter(linger=0.01)
+    emitter.emit(SessionWaiting("s1", UsageTotals()))
+    emitter.abort()  # a crash: the background write never runs
+    await anyio.sleep(0.05)
+    assert await store.event_count("s1") == 0
+    await emitter.close()

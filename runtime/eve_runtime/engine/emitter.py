@@ -245,6 +245,11 @@ class Emitter:
         if task is not None:
             await asyncio.wait([task])
 
+    def abort(self) -> None:
+        """Stop the background write at once, as a crash would: what it had not written is lost."""
+        if self._flushing is not None:
+            self._flushing.cancel()
+
     def _schedule(self) -> None:
         if self._flushing is None:
             self._flushing = asyncio.create_task(self._flush_loop(), name=f"eve-flush-{self.session_id}")
