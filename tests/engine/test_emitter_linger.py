@@ -38,3 +38,42 @@ async def test_close_with_events_pending_waits_for_their_write() -> None:
     emitter.emit(SessionWaiting("s1", UsageTotals()))
     await emitter.close()  # nothing committed them: the background write does, after its linger
     assert [row.type for row in await store.read_events("s1")] == ["session.waiting"]
+
+
+async def test_hurry_writes_at_once_instead_of_lingering() -> None:
+    store, emitter = await _emitter(linger=3600.0)  # a wait that would hang the test
+    emitter.emit(SessionWaiting("s1", UsageTotals()))
+    emitter.hurry()  # before the background write even started
+    with anyio.fail_after(10):
+        assert await store.wait_for_events("s1", 0, 3600.0) == 1
+    emitter.emit(SessionWaiting("s1", UsageTotals()))
+    await anyio.sleep(0.01)  # the background write now lingers for more
+    assert await store.event_count("s1") == 1
+    emitter.hurry()  # wakes it
+    with anyio.fail_after(10):
+        assert await store.wait_for_events("s1", 1, 3600.0) == 2
+    emitter.emit(SessionWaiting("s1", UsageTotals()))
+    await anyio.sleep(0.01)
+    assert await store.event_count("s1") == 2  # a hurry holds for the write it hurried, not for later ones
+    await emitter.commit()
+    await emitter.close()
+
+
+async def test_hurry_with_nothing_pending_starts_no_write() -> None:
+    store, emitter = await _emitter(linger=3600.0)
+    emitter.hurry()
+    with anyio.fail_after(10):
+        await emitter.close()
+    emitter.emit(SessionWaiting("s1", UsageTotals()))
+    await anyio.sleep(0.01)
+    assert await store.event_count("s1") == 0  # it lingers as usual: the earlier hurry is not left armed
+    await emitter.commit()
+
+
+async def test_abort_stops_a_lingering_write() -> None:
+    store, emitter = await _emitter(linger=0.01)
+    emitter.emit(SessionWaiting("s1", UsageTotals()))
+    emitter.abort()  # a crash: the background write never runs
+    await anyio.sleep(0.05)
+    assert await store.event_count("s1") == 0
+    await emitter.close()

@@ -80,6 +80,7 @@ class SessionActor:
         self.emitter.observer = host.hooks.observer(
             session.id, lambda: self.agent, lambda: hook_context(self.session_id, self.agent, self.state)
         )
+        self.hurry = self.emitter.hurry  # the Session port's: write what was emitted so far, without lingering
         self.dynamic_tools = DynamicTools()
         """Tools `define_dynamic` resolvers returned (functions: never in a checkpoint)."""
         self.inbox = Inbox()
@@ -241,8 +242,7 @@ class SessionActor:
 
     def names_another_turn(self, delivery: DeliveryRecord) -> bool:
         """A cancel naming a turn other than the running one (consumed as a no-op)."""
-        target = delivery.payload.get("turnId")
-        return delivery.kind == "cancel" and target is not None and target != self.turn.turn_id
+        return delivery.kind == "cancel" and delivery.payload.get("turnId") not in (None, self.turn.turn_id)
 
     def add_usage(self, finish: Finish) -> None:
         """Count a finished model call in the session's totals."""

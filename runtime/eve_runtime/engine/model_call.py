@@ -92,8 +92,11 @@ class ModelCall:
         options: RuntimeOptions,
         *,
         quiet: frozenset[str] = frozenset(),
+        hurry: Callable[[], None] | None = None,
     ) -> None:
         self.emit = emit
+        self.hurry = hurry
+        """Writes what was emitted so far without lingering (before a call to a model over the network)."""
         self.at = at
         self.options = options
         self.quiet = quiet | {REPLY_TOOL}
@@ -126,6 +129,8 @@ class ModelCall:
                 raise Cancelled()
             if steered() and not self.output_started:
                 raise Steered()  # a message arrived while the step was being prepared (or the call waited)
+            if self.hurry is not None and getattr(model, "remote", False):
+                self.hurry()  # the step's events so far get written while the request goes out
             try:
                 return await self._interruptible(self._stream(model, request))
             except ModelError as exc:

@@ -154,6 +154,10 @@ class Session(TaskSession, Protocol):
         """`session.waiting`: the session is idle until the next message."""
         ...
 
+    def hurry(self) -> None:
+        """Write what was emitted so far at once, without waiting for it (a network model call starts)."""
+        ...
+
     def add_usage(self, finish: Finish) -> None:
         """Count a finished model call in the session's totals."""
         ...

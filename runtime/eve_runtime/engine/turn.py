@@ -207,7 +207,9 @@ class TurnRunner:
         model, model_id = await session.model_for_step(step_index)
         at = self.step_at(step_index)
         session.emit(StepStarted(at, model_id))
-        self._model_call = ModelCall(session.emit, at, session.host.options, quiet=quiet_tools(session.agent))
+        self._model_call = ModelCall(
+            session.emit, at, session.host.options, quiet=quiet_tools(session.agent), hurry=session.hurry
+        )
         if turn.execute:
             await self._run_approved(step_index)
         try:

@@ -228,6 +228,11 @@ class Model(Protocol):
     Implementations stream [`ModelEvent`][eve_runtime.models.base.ModelEvent]s and end with
     exactly one [`Finish`][eve_runtime.models.base.Finish]; they raise
     [`ModelError`][eve_runtime.models.base.ModelError] when the call fails.
+
+    A model may also have `remote = True` (it answers over the network, as `LiteLLMModel` does):
+    the engine then writes the step's events so far while the request goes out, instead of
+    lingering to write them with the model's first output, and `preflight(request)` (see
+    `eve_runtime.engine.model_call.ModelCall.preflight`).
     """
 
     @property

@@ -116,6 +116,9 @@ class LiteLLMModel:
     help, and a content-policy refusal ends the call with `Finish(reason="content-filter")`.
     """
 
+    remote = True
+    """The answer comes over the network: the engine writes a step's events so far while the request goes out."""
+
     def __init__(self, model_id: str, *, guard: Callable[[str], None]) -> None:
         """Create the adapter (cheap: litellm is imported on the first call).
 

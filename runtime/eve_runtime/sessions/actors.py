@@ -89,11 +89,16 @@ class Actors:
     async def abort(self) -> None:
         """Cancel every actor at once, as a crash would: nothing finishes, nothing is cleaned up."""
         self._stopping = True
-        tasks = [a.task for a in self._actors.values() if a.task is not None]
+        actors = list(self._actors.values())
+        tasks = [a.task for a in actors if a.task is not None]
         for task in tasks:
             task.cancel()
+        for actor in actors:  # a background write lingering for more would write after the "crash"
+            actor.emitter.abort()
         if tasks:
             await asyncio.wait(tasks)
+        for actor in actors:  # and one an actor's last moments started
+            actor.emitter.abort()
 
     def _spawn(self, session: SessionRecord) -> SessionActor:
         actor = SessionActor(self._host, session, self._loaded.pop(session.id, None))

@@ -2,8 +2,10 @@
 
 A session is created once per `operation_id` (creating it again returns the first one), with
 its first message in the same transaction when given. A new session is announced to the hooks,
-gets its timeout, and an actor when it has a message to handle. Child sessions of tasks are
-created in `eve_runtime.sessions.children`, channel sessions in `eve_runtime.sessions.addresses`.
+gets its timeout, and an actor when it has a message to handle (one created without a message is
+left loaded, empty, for the actor of its first message: it need not read back what was never
+written). Child sessions of tasks are created in `eve_runtime.sessions.children`, channel
+sessions in `eve_runtime.sessions.addresses`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from eve_runtime._version import __version__
+from eve_runtime.checkpoint import SessionState
+from eve_runtime.engine.held import LoadedSession
 from eve_runtime.engine.hook_dispatch import HookDispatcher
 from eve_runtime.engine.options import RuntimeOptions
 from eve_runtime.engine.tool_stubs import StubRule
@@ -41,6 +45,8 @@ class CreationHost(Protocol):
     def timeouts(self) -> SessionTimeouts: ...
 
     def look_after(self, session: SessionRecord) -> None: ...
+
+    def remember(self, session_id: str, loaded: LoadedSession) -> None: ...
 
 
 def new_record(
@@ -93,4 +99,5 @@ async def open_session(
             runtime.look_after(session)  # its timeout and an actor
         else:
             runtime.timeouts.schedule_deadline(session)
+            runtime.remember(session.id, LoadedSession(session, SessionState(), [], 0))
     return session, created
