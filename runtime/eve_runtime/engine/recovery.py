@@ -107,7 +107,9 @@ def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]
         data = event.get("data", {})
         if data.get("turnId") != turn_id or "stepIndex" not in data:
             continue
-        step = steps.setdefault(data["stepIndex"], _Step(data["stepIndex"]))
+        step = steps.get(data["stepIndex"])
+        if step is None:
+            step = steps[data["stepIndex"]] = _Step(data["stepIndex"])
         kind = event.get("type")
         if kind == "message.completed":
             step.text = data.get("message")

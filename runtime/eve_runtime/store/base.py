@@ -35,7 +35,7 @@ Postgres) passes the same contract test suite.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -258,8 +258,14 @@ class Store(ABC):
         """
 
     @abstractmethod
-    async def read_events(self, session_id: str, start: int = 0, end: int | None = None) -> list[EventRow]:
-        """Events with `start <= index < end` (to the tail when `end` is None), in order."""
+    async def read_events(
+        self, session_id: str, start: int = 0, end: int | None = None, *, skip: Collection[str] = ()
+    ) -> list[EventRow]:
+        """Events with `start <= index < end` (to the tail when `end` is None), in order.
+
+        Events whose type is in `skip` are left out (recovery reads a turn without its streamed
+        deltas); the others keep their indexes.
+        """
 
     @abstractmethod
     async def read_lines(self, session_id: str, start: int, end: int) -> list[bytes]:

@@ -31,7 +31,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TypeVar
 
@@ -289,8 +289,10 @@ class SqliteStore(Store):
         notify = session_id if commit.events else None
         await self._write(lambda conn: ops.apply_commit(conn, session_id, commit), notify)
 
-    async def read_events(self, session_id: str, start: int = 0, end: int | None = None) -> list[EventRow]:
-        return await self._read(ops.read_events, session_id, start, end)
+    async def read_events(
+        self, session_id: str, start: int = 0, end: int | None = None, *, skip: Collection[str] = ()
+    ) -> list[EventRow]:
+        return await self._read(ops.read_events, session_id, start, end, tuple(skip))
 
     async def read_lines(self, session_id: str, start: int, end: int) -> list[bytes]:
         return await self._read(ops.read_lines, session_id, start, end)
