@@ -11,7 +11,8 @@ Layout of the data directory:
 Writes go to one writer thread that groups concurrent commits into one transaction
 (see [`SqliteWriter`][eve_runtime.store.sqlite_writer.SqliteWriter], which also keeps the WAL
 small); reads go to one reader thread with its own connection, which sees only committed
-transactions.
+transactions and answers the reads queued together in one batch (see
+[`SqliteReader`][eve_runtime.store.sqlite_reader.SqliteReader]).
 
 A full disk must not stop the sessions already running, nor lose what was accepted: while the
 data directory's file system has less than `min_free_mb` free, new work (a new session, a new
@@ -23,7 +24,6 @@ without storing anything.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import errno
 import fcntl
 import functools
@@ -51,8 +51,9 @@ from eve_runtime.store.base import (
     StoreLocked,
     StoreUnavailable,
 )
+from eve_runtime.store.sqlite_reader import SqliteReader
 from eve_runtime.store.sqlite_schema import DATABASE_NAME, connect, ensure_schema
-from eve_runtime.store.sqlite_writer import DEFAULT_WAL_LIMIT, SqliteWriter, WriterStats, as_store_error
+from eve_runtime.store.sqlite_writer import DEFAULT_WAL_LIMIT, SqliteWriter, WriterStats
 
 __all__ = ["DEFAULT_MIN_FREE_MB", "LOCK_NAME", "SqliteStore", "free_megabytes", "open_local_store"]
 
@@ -146,8 +147,7 @@ class SqliteStore(Store):
         self._wal_limit = wal_limit
         self._lock_fd: int | None = None
         self._writer: SqliteWriter | None = None
-        self._reader: concurrent.futures.ThreadPoolExecutor | None = None
-        self._read_conn: sqlite3.Connection | None = None
+        self._reader: SqliteReader | None = None
         self._waiters = EventWaiters()
 
     @property
@@ -175,8 +175,8 @@ class SqliteStore(Store):
             wal = (f"{self.path}-wal", self._wal_limit)
             self._writer = SqliteWriter(self._connect_writer, loop, self._waiters.notify, wal)
             await self._writer.start()
-            self._reader = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="eve-sqlite-reader")
-            self._read_conn = await loop.run_in_executor(self._reader, connect, self.path)
+            self._reader = SqliteReader(functools.partial(connect, self.path), loop)
+            await self._reader.start()
         except BaseException:
             await self._shutdown()
             raise
@@ -189,15 +189,12 @@ class SqliteStore(Store):
     async def _shutdown(self) -> None:
         writer, self._writer = self._writer, None
         reader, self._reader = self._reader, None
-        read_conn, self._read_conn = self._read_conn, None
         lock_fd, self._lock_fd = self._lock_fd, None
         try:
             if writer is not None:
                 await writer.stop()
             if reader is not None:
-                if read_conn is not None:
-                    await asyncio.get_running_loop().run_in_executor(reader, read_conn.close)
-                reader.shutdown(wait=False)
+                await reader.stop()
         finally:
             if lock_fd is not None:
                 _drop_lock(lock_fd)
@@ -252,13 +249,9 @@ class SqliteStore(Store):
         return await self._writer.submit(fn, notify)
 
     async def _read(self, fn: Callable[..., T], *args: object) -> T:
-        if self._reader is None or self._read_conn is None:
+        if self._reader is None:
             raise StoreError(f"The eve store in {str(self.directory)!r} is closed: call open() first.")
-        call = functools.partial(fn, self._read_conn, *args)
-        try:
-            return await asyncio.get_running_loop().run_in_executor(self._reader, call)
-        except sqlite3.Error as exc:
-            raise as_store_error(exc) from exc
+        return await self._reader.submit(lambda conn: fn(conn, *args))
 
     # -- sessions ---------------------------------------------------------------------------
 
