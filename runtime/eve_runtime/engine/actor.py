@@ -183,11 +183,7 @@ class SessionActor:
         return LoadedSession(self.session, self.state, self.history, self.emitter.next_index, self.emitter.fence)
 
     async def events_after_checkpoint(self) -> list[dict[str, Any]]:
-        """The events an interrupted attempt wrote after the last checkpoint (recovery reads them).
-
-        Streamed deltas are left out: nothing is recovered from them (a step's text is its
-        `message.completed`), and a turn cut short mid-stream wrote little else.
-        """
+        """The events an interrupted attempt wrote after the checkpoint, but streamed deltas (nothing recovers them)."""
         if self.emitter.next_index <= self.state.event_count:
             return []
         rows = await self.host.store.read_events(self.session_id, self.state.event_count, skip=DELTA_FIELDS)

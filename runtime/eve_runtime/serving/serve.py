@@ -38,6 +38,7 @@ from eve_runtime.server.auth import Authenticator, BearerTokenAuth, LoopbackAuth
 from eve_runtime.server.stream import StreamOptions
 from eve_runtime.serving.broken import BrokenBuild, wait_for_fix
 from eve_runtime.serving.companion import Companion, client_host
+from eve_runtime.serving.heap import settle_heap
 from eve_runtime.serving.http_limits import HttpLimits, protocol_class
 from eve_runtime.serving.reloader import Reloader
 from eve_runtime.serving.worlds import WORLDS, WorldUnavailable, lease_seconds, open_world
@@ -249,6 +250,7 @@ async def _serve(
         watching: asyncio.Task[None] | None = None
         stop_watching = asyncio.Event()
         try:
+            settle_heap(reload=reload)
             await runtime.start()
             app = create_app(
                 runtime,

@@ -261,11 +261,7 @@ class Store(ABC):
     async def read_events(
         self, session_id: str, start: int = 0, end: int | None = None, *, skip: Collection[str] = ()
     ) -> list[EventRow]:
-        """Events with `start <= index < end` (to the tail when `end` is None), in order.
-
-        Events whose type is in `skip` are left out (recovery reads a turn without its streamed
-        deltas); the others keep their indexes.
-        """
+        """Events with `start <= index < end` (to the tail when `end` is None), in order, but types in `skip`."""
 
     @abstractmethod
     async def read_lines(self, session_id: str, start: int, end: int) -> list[bytes]:
