@@ -22,7 +22,6 @@ Run: `.venv/bin/python bench/compaction.py [turns]`
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 import time
@@ -36,6 +35,7 @@ from bench._common import local_world, median, verdict
 from eve_runtime.checkpoint import SessionState
 from eve_runtime.messages import MessageAdapter
 from eve_runtime.models.test_model import count_words
+from eve_runtime.serving import event_loop
 from eve_runtime.store.base import Store
 
 TARGET_RATIO = 1.5
@@ -112,7 +112,7 @@ async def measure(turns: int, window: int) -> dict[str, Any]:
 
 def run(turns: int = 2000, window: int = 100) -> dict[str, Any]:
     """Measure (see the module docstring) and return the figures."""
-    return asyncio.run(measure(turns, window))
+    return event_loop.run(measure(turns, window))
 
 
 def report(figures: dict[str, Any]) -> None:

@@ -36,6 +36,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import LocalWorld, local_world, rss_bytes, verdict, wait_parked
+from eve_runtime.serving import event_loop
 
 TARGET_BYTES_PER_SESSION = 5 * 1024
 WARMUP_SESSIONS = 10
@@ -145,7 +146,7 @@ async def measure(sessions: int, timeout: float) -> dict[str, Any]:
 
 def run(sessions: int = 10_000, timeout: float = 300.0) -> dict[str, Any]:
     """Measure (see the module docstring) and return the figures."""
-    return asyncio.run(measure(sessions, timeout))
+    return event_loop.run(measure(sessions, timeout))
 
 
 def report(figures: dict[str, Any]) -> None:

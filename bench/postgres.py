@@ -35,6 +35,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import BOUNDARIES, TOOL_TURN, compile_template, median, percentile, scratch_dir, verdict
+from eve_runtime.serving import event_loop
 from eve_runtime.sessions.runtime import Runtime, RuntimeOptions
 from eve_runtime.store.base import Commit
 
@@ -251,7 +252,7 @@ def report(steps: dict[str, Any], one: dict[str, float], two: dict[str, float]) 
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        asyncio.run(_worker(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))
+        event_loop.run(_worker(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))
         return
     reason = unreachable()
     if reason is not None:
@@ -260,7 +261,7 @@ def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     sessions = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     turns = int(sys.argv[3]) if len(sys.argv) > 3 else 20
-    steps = asyncio.run(measure_steps(rounds, warmup=max(1, rounds // 10)))
+    steps = event_loop.run(measure_steps(rounds, warmup=max(1, rounds // 10)))
     one = throughput(1, sessions * 2, turns)
     two = throughput(2, sessions, turns)
     report(steps, one, two)

@@ -3,9 +3,10 @@
 Runs the same turns as `bench/step_overhead.py` (the template app on the offline `test` model over
 a `SqliteStore` in `.eve/bench/`), first untimed to warm up, then:
 
-1. CPU per step without the profiler: the process's CPU time (all threads: the event loop, the
-   store's writer and reader) over the measured turns, divided by the steps, beside the wall time
-   per step and the CPU time of one raw SQLite full-sync commit (the baseline, same run).
+1. CPU per step without the profiler, on the serving loop (`eve_runtime.serving.event_loop`): the
+   process's CPU time (all threads: the event loop, the store's writer and reader) over the
+   measured turns, divided by the steps, beside the wall time per step and the CPU time of one
+   raw SQLite full-sync commit (the baseline, same run).
 2. A cProfile of the event loop's thread over the same turns, printed by own time (`tottime`) and
    by cumulative time, restricted to the top `limit` rows. The writer thread is not profiled by
    cProfile (its time shows as the wall time spent awaiting the commit future); run
@@ -17,7 +18,6 @@ Run: `.venv/bin/python bench/profile_step.py [turns] [limit] [--sort tottime|cum
 
 from __future__ import annotations
 
-import asyncio
 import cProfile
 import io
 import pstats
@@ -30,27 +30,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import TOOL_TURN, LocalWorld, RawCommit, local_world, median
-
-
-class _IdleClock:
-    """Adds up the time the event loop spends waiting in its selector (nothing to run)."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.seconds = 0.0
-        self._selector: Any = getattr(loop, "_selector")  # noqa: B009 - asyncio's private selector
-        self._select = self._selector.select
-
-        def select(timeout: float | None = None) -> Any:
-            started = time.perf_counter()
-            try:
-                return self._select(timeout)
-            finally:
-                self.seconds += time.perf_counter() - started
-
-        self._selector.select = select
-
-    def stop(self) -> None:
-        self._selector.select = self._select
+from eve_runtime.serving import event_loop
 
 
 async def _turns(world: LocalWorld, echo: str, tool: str, turns: int) -> None:
@@ -72,12 +52,10 @@ async def measure(turns: int, limit: int) -> dict[str, Any]:
                 started = time.process_time()
                 raw.sample()
                 raw_cpu.append(time.process_time() - started)
-            idle = _IdleClock(asyncio.get_running_loop())
             cpu_started, wall_started, loop_started = time.process_time(), time.perf_counter(), time.thread_time()
             await _turns(world, echo, tool, turns)
             cpu, wall = time.process_time() - cpu_started, time.perf_counter() - wall_started
             loop_cpu = time.thread_time() - loop_started
-            idle.stop()
             profiler = cProfile.Profile()
             profiler.enable()
             await _turns(world, echo, tool, turns)
@@ -97,14 +75,14 @@ async def measure(turns: int, limit: int) -> dict[str, Any]:
         "wall_ms_per_step": wall / steps * 1000,
         "raw_commit_cpu_ms": median(raw_cpu) * 1000,
         "loop_cpu_ms_per_step": loop_cpu / steps * 1000,
-        "loop_idle_ms_per_step": idle.seconds / steps * 1000,
+        "loop_idle_ms_per_step": (wall - loop_cpu) / steps * 1000,
         "profile": texts,
     }
 
 
 def run(turns: int = 200, limit: int = 40) -> dict[str, Any]:
     """Measure (see the module docstring) and return the figures."""
-    return asyncio.run(measure(turns, limit))
+    return event_loop.run(measure(turns, limit))
 
 
 def report(figures: dict[str, Any], sort: str = "tottime") -> None:
@@ -115,7 +93,7 @@ def report(figures: dict[str, Any], sort: str = "tottime") -> None:
     )
     print(
         f"  of which the event loop's thread: {figures['loop_cpu_ms_per_step']:.3f} ms CPU; the loop waited "
-        f"(idle in select, for the store's threads or the disk) {figures['loop_idle_ms_per_step']:.3f} ms per step"
+        f"(not running: the store's threads, the disk, the GIL) {figures['loop_idle_ms_per_step']:.3f} ms per step"
     )
     print(figures["profile"][sort])
 

@@ -19,7 +19,6 @@ Run: `.venv/bin/python bench/provider_failures.py [rounds]`
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -33,6 +32,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import local_world, median
+from eve_runtime.serving import event_loop
 
 _KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE")
 
@@ -91,7 +91,7 @@ async def measure(rounds: int) -> dict[str, Any]:
 
 def run(rounds: int = 1) -> dict[str, Any]:
     """Measure (see the module docstring) and return the figures."""
-    return asyncio.run(measure(rounds))
+    return event_loop.run(measure(rounds))
 
 
 def report(figures: dict[str, Any]) -> None:

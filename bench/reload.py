@@ -20,6 +20,7 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 
 from bench._common import local_world, median, percentile, verdict
 from eve_runtime.project.compiler import compile_app
+from eve_runtime.serving import event_loop
 from eve_runtime.serving.reloader import Reloader
 
 TARGET_MS = 300.0
@@ -70,7 +71,7 @@ async def run(rounds: int) -> dict[str, float]:
 
 def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 20
-    figures = asyncio.run(run(rounds))
+    figures = event_loop.run(run(rounds))
     compile_ms, save_ms = figures["compile_ms"], figures["save_to_turn_ms"]
     print(
         f"hot reload, {rounds} saves of a tool file (target: save to a turn on the new code under {TARGET_MS:.0f} ms)"

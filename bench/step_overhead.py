@@ -5,7 +5,10 @@ nothing, so the time is the framework's: accepting the message durably, waking t
 loading it, emitting and committing its events, history and checkpoint), over a `SqliteStore` in
 `.eve/bench/` on the real disk. A turn is timed from `Runtime.deliver` until its `session.waiting`
 commit is durable. Two lines: one-step echo turns on one session, and two-step tool-calling turns
-(`/call get_weather`, then the answer) on another, reported per step (turn time / steps).
+(`/call get_weather`, then the answer) on another, reported per step (turn time / steps). Nobody
+reads those sessions' streams, so a step's streamed deltas wait for its commit; a third line runs
+the echo turns of a session whose stream a reader tails (`wait_for_events` in a loop, as the
+stream route does), for which the first delta is written at once, in a transaction of its own.
 
 Baseline, measured in the same run and interleaved with the turns (machines here are shared and
 noisy): one small insert + COMMIT on a plain sqlite3 connection with the store's pragmas (WAL,
@@ -30,6 +33,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import TOOL_TURN, LocalWorld, RawCommit, local_world, median, percentile, verdict
+from eve_runtime.serving import event_loop
 
 TARGET_RATIO = 3.0
 
@@ -47,6 +51,13 @@ async def _timed_turn(world: LocalWorld, session_id: str, message: str) -> tuple
     return elapsed, accepted, stats.transactions - transactions, stats.jobs - jobs
 
 
+async def _tail(world: LocalWorld, session_id: str) -> None:
+    """Read the session's events as they come, as a stream client would."""
+    known = 0
+    while True:
+        known = await world.store.wait_for_events(session_id, known, 60.0)
+
+
 async def measure(rounds: int, warmup: int) -> dict[str, Any]:
     """Run `warmup` untimed rounds, then `rounds` timed rounds of (raw commit, echo turn, tool turn)."""
     async with local_world("step-overhead") as world:
@@ -54,10 +65,14 @@ async def measure(rounds: int, warmup: int) -> dict[str, Any]:
         try:
             echo = await world.create()
             tool = await world.create()
+            watched = await world.create()
+            reader = asyncio.create_task(_tail(world, watched))
             raw_s: list[float] = []
             echo_s: list[float] = []
             accept_s: list[float] = []
             tool_s: list[float] = []
+            watched_s: list[float] = []
+            watched_tx: list[int] = []
             echo_tx: list[int] = []
             echo_jobs: list[int] = []
             tool_tx: list[int] = []
@@ -66,20 +81,24 @@ async def measure(rounds: int, warmup: int) -> dict[str, Any]:
                 commit = raw.sample()
                 echo_time, accept_time, e_tx, e_jobs = await _timed_turn(world, echo, f"hello {index}")
                 tool_time, _accept, t_tx, t_jobs = await _timed_turn(world, tool, TOOL_TURN)
+                watched_time, _accept, w_tx, _jobs = await _timed_turn(world, watched, f"hello {index}")
                 if index < warmup:
                     continue
                 raw_s.append(commit)
                 echo_s.append(echo_time)
                 accept_s.append(accept_time)
                 tool_s.append(tool_time / 2)
+                watched_s.append(watched_time)
+                watched_tx.append(w_tx)
                 echo_tx.append(e_tx)
                 echo_jobs.append(e_jobs)
                 tool_tx.append(t_tx)
                 tool_jobs.append(t_jobs)
-            completed = {session: world.store.boundaries.get(session, 0) for session in (echo, tool)}
+            completed = {session: world.store.boundaries.get(session, 0) for session in (echo, tool, watched)}
             failures = world.store.failures
         finally:
             raw.close()
+            reader.cancel()
     quarter = max(1, rounds // 4)
     return {
         "rounds": rounds,
@@ -90,6 +109,8 @@ async def measure(rounds: int, warmup: int) -> dict[str, Any]:
         "echo_step_ms": _ms(echo_s),
         "accept_ms": _ms(accept_s),
         "tool_step_ms": _ms(tool_s),
+        "watched_step_ms": _ms(watched_s),
+        "watched_transactions_per_turn": median(watched_tx),
         "echo_first_quarter_ms": median(echo_s[:quarter]) * 1000,
         "echo_last_quarter_ms": median(echo_s[-quarter:]) * 1000,
         "tool_first_quarter_ms": median(tool_s[:quarter]) * 1000,
@@ -107,7 +128,7 @@ def _ms(samples: list[float]) -> dict[str, float]:
 
 def run(rounds: int = 200, warmup: int = 20) -> dict[str, Any]:
     """Measure (see the module docstring) and return the figures."""
-    return asyncio.run(measure(rounds, warmup))
+    return event_loop.run(measure(rounds, warmup))
 
 
 def report(figures: dict[str, Any]) -> None:
@@ -123,6 +144,7 @@ def report(figures: dict[str, Any]) -> None:
     for label, key in (
         ("echo turn, per step (1 step)", "echo_step_ms"),
         ("tool turn, per step (2 steps)", "tool_step_ms"),
+        ("echo turn, stream read (1 step)", "watched_step_ms"),
     ):
         step = figures[key]
         ratio = step["median"] / raw
@@ -137,7 +159,8 @@ def report(figures: dict[str, Any]) -> None:
     print(
         f"  store cost per turn: echo {figures['echo_transactions_per_turn']:.0f} transactions "
         f"({figures['echo_jobs_per_turn']:.0f} jobs), tool {figures['tool_transactions_per_turn']:.0f} transactions "
-        f"({figures['tool_jobs_per_turn']:.0f} jobs)"
+        f"({figures['tool_jobs_per_turn']:.0f} jobs), echo with its stream read "
+        f"{figures['watched_transactions_per_turn']:.0f} transactions"
     )
 
 

@@ -20,7 +20,6 @@ Run: `.venv/bin/python bench/store_growth.py [steps]` (a multiple of 10; windows
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 import sys
 import time
@@ -31,6 +30,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import TOOL_TURN, local_world, median, verdict
+from eve_runtime.serving import event_loop
 
 TARGET_RATIO = 1.0
 NOISE_BYTES = 2 * 4096
@@ -124,7 +124,7 @@ async def measure(steps: int) -> dict[str, Any]:
 
 def run(steps: int = 500) -> dict[str, Any]:
     """Measure (see the module docstring) and return the figures."""
-    return asyncio.run(measure(steps))
+    return event_loop.run(measure(steps))
 
 
 def report(figures: dict[str, Any]) -> None:

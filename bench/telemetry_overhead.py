@@ -19,7 +19,6 @@ Run: `.venv/bin/python bench/telemetry_overhead.py [rounds] [warmup]`
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import threading
 from collections.abc import Iterator
@@ -33,6 +32,7 @@ if __package__ in (None, ""):
 
 from bench._common import TOOL_TURN, local_world, median, percentile, verdict
 from bench.step_overhead import _timed_turn
+from eve_runtime.serving import event_loop
 
 TARGET_RATIO = 1.2
 SPANS_PER_ECHO_TURN = 3  # turn, step, model call (the session's own span comes with its first turn)
@@ -152,7 +152,7 @@ async def measure(rounds: int, warmup: int) -> dict[str, Any]:
 
 def run(rounds: int = 200, warmup: int = 20) -> dict[str, Any]:
     """Measure (see the module docstring) and return the figures."""
-    return asyncio.run(measure(rounds, warmup))
+    return event_loop.run(measure(rounds, warmup))
 
 
 def report(figures: dict[str, Any]) -> None:

@@ -22,6 +22,7 @@ from bench._common import BOUNDARIES, compile_template
 from bench.peers._protocol import ANSWER, TOOL_ARGS, Blocker, arguments, send, serve
 from eve_runtime.messages import Message, ToolCall, ToolMessage
 from eve_runtime.models.function import FunctionInfo, FunctionModel
+from eve_runtime.serving import event_loop
 from eve_runtime.sessions.runtime import Runtime, RuntimeOptions
 from eve_runtime.store.base import Commit, Store
 
@@ -76,7 +77,7 @@ def open_store(args: Any) -> Any:
 
 def main() -> None:
     args = arguments()
-    loop = asyncio.new_event_loop()
+    loop = event_loop.loop_factory()()  # the loop eve serves on
     asyncio.set_event_loop(loop)
     root = Path(args.dir)
     app_root = root / "eve"

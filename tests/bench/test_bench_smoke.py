@@ -20,9 +20,9 @@ def _scratch_dirs() -> set[str]:
 def test_step_overhead_runs() -> None:
     figures = step_overhead.run(rounds=4, warmup=1)
     assert figures["turns_completed"] == {session: 5 for session in figures["turns_completed"]}
-    assert len(figures["turns_completed"]) == 2
+    assert len(figures["turns_completed"]) == 3
     assert figures["failed_turns"] == 0
-    for key in ("raw_commit_ms", "echo_step_ms", "tool_step_ms"):
+    for key in ("raw_commit_ms", "echo_step_ms", "tool_step_ms", "watched_step_ms"):
         assert figures[key]["median"] > 0
         assert figures[key]["p90"] >= figures[key]["median"]
     # A turn commits at least its accepted message and its end; a tool step also makes its call's start

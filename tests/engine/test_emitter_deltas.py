@@ -1,5 +1,6 @@
-"""Streamed deltas: the first is written at once (no linger), later ones merge until the interval passed;
-a background write never takes events ahead of a commit queued for them."""
+"""Streamed deltas: while a reader watches the stream, the first is written at once (no linger) and later
+ones merge until the interval passed; with nobody watching they linger like any event; a background
+write never takes events ahead of a commit queued for them."""
 
 from __future__ import annotations
 
@@ -27,12 +28,19 @@ async def _store() -> MemoryStore:
     return store
 
 
+def _watch(store: MemoryStore) -> asyncio.Task[int]:
+    """A reader tailing the session's stream (it waits for an event that never comes)."""
+    return asyncio.ensure_future(store.wait_for_events("s1", 10**9, A_MINUTE))
+
+
 async def _texts(store: MemoryStore) -> list[str]:
     return [json.loads(row.line)["data"].get("messageDelta", "") for row in await store.read_events("s1", 0)]
 
 
 async def test_the_first_delta_does_not_linger_and_later_ones_merge_within_the_interval() -> None:
     store = await _store()
+    reader = _watch(store)
+    await asyncio.sleep(0)
     emitter = Emitter(store, "s1", 0, linger=A_MINUTE, delta_interval=A_MINUTE)
     emitter.emit(MessageAppended(AT, "Hello"))
     # Written long before the linger would have let it go: wait_for_events returns once it is durable.
@@ -44,10 +52,28 @@ async def test_the_first_delta_does_not_linger_and_later_ones_merge_within_the_i
     await emitter.flush()  # a commit does not wait for the interval
     assert await _texts(store) == ["Hello", " world"]
     await emitter.close()
+    reader.cancel()
+
+
+async def test_with_nobody_watching_a_delta_lingers_like_any_event() -> None:
+    store = await _store()
+    emitter = Emitter(store, "s1", 0, linger=A_MINUTE, delta_interval=0.0)
+    emitter.emit(TurnStarted(TurnAt(sequence=0, turn_id="turn_1")))
+    emitter.emit(MessageAppended(AT, "Hi"))
+    await asyncio.sleep(0.01)
+    assert await store.event_count("s1") == 0  # no reader: both wait for the step's commit
+    reader = _watch(store)
+    await asyncio.sleep(0)
+    emitter.emit(MessageAppended(AT, "!"))  # a reader arrived: the next delta goes at once, with the rest
+    assert await asyncio.wait_for(store.wait_for_events("s1", 0, A_MINUTE), 10) == 2
+    assert await _texts(store) == ["", "Hi!"]
+    await emitter.close()
+    reader.cancel()
 
 
 async def test_other_events_still_linger() -> None:
     store = await _store()
+    reader = _watch(store)
     emitter = Emitter(store, "s1", 0, linger=A_MINUTE, delta_interval=0.0)
     emitter.emit(TurnStarted(TurnAt(sequence=0, turn_id="turn_1")))
     await asyncio.sleep(0.01)
@@ -55,6 +81,7 @@ async def test_other_events_still_linger() -> None:
     emitter.emit(MessageAppended(AT, "Hi"))  # the delta is due at once, and takes the events before it along
     assert await asyncio.wait_for(store.wait_for_events("s1", 0, A_MINUTE), 10) == 2
     await emitter.close()
+    reader.cancel()
 
 
 async def test_deltas_after_the_interval_are_written_without_a_commit() -> None:

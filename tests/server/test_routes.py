@@ -299,7 +299,7 @@ def test_a_store_failure_mid_stream_ends_the_response(
         raise OSError("disk gone")
 
     monkeypatch.setattr(api.store, "read_events", broken)
-    monkeypatch.setattr(api.store, "read_lines", broken)
+    monkeypatch.setattr(api.store, "read_chunk", broken)
     response = api.client.get(f"/eve/v1/session/{session_id}/stream?follow=false")
     assert response.status_code == 200
     # not a normal end: a control record says the stream was cut (the client reconnects from its cursor)

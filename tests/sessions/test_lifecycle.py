@@ -147,7 +147,9 @@ async def test_sessions_of_an_earlier_dev_run_stay_dormant_until_resumed(tmp_pat
     h = await make_harness(tmp_path)
     parked = await h.create('/call get_weather {"city": "Paris"}')
     await h.turns(parked, 1)
-    unfinished = await h.create("/delay 200\n/reply slow")
+    # two words, 200 ms apart: the crash comes while the model waits for the second (after the first,
+    # a one-word reply's turn would end at once, and its commit could still land after the crash)
+    unfinished = await h.create("/delay 200\n/reply slow reply")
     await h.wait_for(unfinished, lambda ev: "message.appended" in [e["type"] for e in ev])
     await h.crash()
     # eve dev without --resume: sessions from before this run neither run nor take messages
@@ -170,7 +172,7 @@ async def test_sessions_of_an_earlier_dev_run_stay_dormant_until_resumed(tmp_pat
     await h.start()
     events = await h.turns(unfinished, 1)
     await h.stop()
-    assert last_reply(events) == "slow"
+    assert last_reply(events) == "slow reply"
 
 
 async def test_a_stranded_session_is_never_run(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

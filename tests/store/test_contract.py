@@ -14,6 +14,7 @@ from eve_runtime.store import (
     Commit,
     EventIndexConflict,
     EventRow,
+    LineChunk,
     NewDelivery,
     OwnershipLost,
     SessionHandoff,
@@ -280,14 +281,49 @@ async def test_read_events_can_leave_out_some_types(store: Store) -> None:
     assert await store.read_events("missing", skip=("delta",)) == []
 
 
-async def test_read_lines_is_read_events_without_the_rows(store: Store) -> None:
+async def test_read_chunk_joins_the_stored_lines(store: Store, backend: Backend) -> None:
     await store.create_session(session("s1"))
     await store.commit("s1", Commit(events=events(0, b"0", b"1", b"2", b"3", type="t")))
-    assert await store.read_lines("s1", 0, 4) == [b"0", b"1", b"2", b"3"]
-    assert await store.read_lines("s1", 1, 3) == [b"1", b"2"]
-    assert await store.read_lines("s1", 3, 100) == [b"3"]
-    assert await store.read_lines("s1", 4, 9) == []
-    assert await store.read_lines("missing", 0, 9) == []
+    for _ in range(2):  # as written (a store may serve them from memory), then from a reopened store
+        assert await store.read_chunk("s1", 0, 4) == LineChunk(4, b"0\n1\n2\n3\n")
+        assert await store.read_chunk("s1", 1, 3) == LineChunk(2, b"1\n2\n")
+        assert await store.read_chunk("s1", 3, 100) == LineChunk(1, b"3\n")
+        assert await store.read_chunk("s1", 4, 9) == LineChunk(0, b"")
+        assert await store.read_chunk("s1", 2, 2) == LineChunk(0, b"")
+        assert await store.read_chunk("missing", 0, 9) == LineChunk(0, b"")
+        store = await backend.reopen(store)
+
+
+async def test_read_chunk_stops_after_the_first_stop_type(store: Store, backend: Backend) -> None:
+    await store.create_session(session("s1"))
+    types = ["a", "end", "b", "end", "c"]
+    await store.commit("s1", Commit(events=[EventRow(i, t, t.encode()) for i, t in enumerate(types)]))
+    stop = frozenset({"end", "fail"})
+    for _ in range(2):
+        assert await store.read_chunk("s1", 0, 5, stop) == LineChunk(2, b"a\nend\n", stopped=True)
+        assert await store.read_chunk("s1", 1, 5, stop) == LineChunk(1, b"end\n", stopped=True)
+        assert await store.read_chunk("s1", 2, 5, stop) == LineChunk(2, b"b\nend\n", stopped=True)
+        assert await store.read_chunk("s1", 2, 3, stop) == LineChunk(1, b"b\n")  # the stop is past `end`
+        assert await store.read_chunk("s1", 4, 9, stop) == LineChunk(1, b"c\n")
+        assert await store.read_chunk("s1", 5, 9, stop) == LineChunk(0, b"")
+        assert await store.read_chunk("s1", 0, 5, frozenset({"fail"})) == LineChunk(5, b"a\nend\nb\nend\nc\n")
+        store = await backend.reopen(store)
+
+
+async def test_read_chunk_reads_on_across_commits(store: Store, backend: Backend) -> None:
+    await store.create_session(session("s1"))
+    for n in range(6):
+        await store.commit("s1", Commit(events=events(2 * n, b"%da" % n, b"%db" % n)))
+    expected = b"".join(b"%da\n%db\n" % (n, n) for n in range(6))
+    for _ in range(2):
+        body, cursor = b"", 0
+        while True:
+            chunk = await store.read_chunk("s1", cursor, 12)
+            if not chunk.count:
+                break
+            body, cursor = body + chunk.body, cursor + chunk.count
+        assert (body, cursor) == (expected, 12)
+        store = await backend.reopen(store)
 
 
 async def test_event_lines_round_trip_byte_for_byte(store: Store, backend: Backend) -> None:
@@ -308,6 +344,9 @@ async def test_event_lines_round_trip_byte_for_byte(store: Store, backend: Backe
         rows = await store.read_events("s1")
         assert [r.line for r in rows] == lines
         assert all(type(r.line) is bytes for r in rows)
+        chunk = await store.read_chunk("s1", 0, len(lines))
+        assert chunk == LineChunk(len(lines), b"".join(line + b"\n" for line in lines))
+        assert type(chunk.body) is bytes
         store = await backend.reopen(store)
 
 
@@ -432,6 +471,18 @@ async def test_many_waiters_wake_together(store: Store) -> None:
     await asyncio.sleep(0.02)
     await store.commit("s1", Commit(events=events(0, b"a")))
     assert await asyncio.wait_for(asyncio.gather(*waiters), 5) == [1] * 20
+
+
+async def test_a_session_is_watched_while_a_reader_waits_for_its_events(store: Store) -> None:
+    await store.create_session(session("s1"))
+    await store.create_session(session("s2"))
+    waiter = asyncio.ensure_future(store.wait_for_events("s1", 0, timeout=30))
+    await asyncio.sleep(0.02)
+    assert store.watched("s1")
+    await store.commit("s1", Commit(events=events(0, b"a")))
+    assert await asyncio.wait_for(waiter, 5) == 1
+    assert store.watched("s1"), "a reader sending what it read is still watching"
+    assert not store.watched("s2"), "nobody ever waited for s2"
 
 
 # -- ownership --------------------------------------------------------------------------------

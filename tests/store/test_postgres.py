@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import psycopg
 import pytest
@@ -40,6 +41,64 @@ async def test_a_reader_in_another_process_wakes_on_commit(pair: tuple[PostgresS
     await a.commit("s1", Commit(events=events(0, b"x", b"y")))
     assert await asyncio.wait_for(waiter, 5) == 2
     assert [e.line for e in await b.read_events("s1")] == [b"x", b"y"]
+
+
+async def _until(condition: Callable[[], bool]) -> bool:
+    for _ in range(500):
+        if condition():
+            return True
+        await asyncio.sleep(0.01)
+    return condition()
+
+
+async def test_a_reader_in_another_process_makes_the_session_watched(
+    pair: tuple[PostgresStore, PostgresStore],
+) -> None:
+    a, b = pair
+    await a.create_session(session("s1"))
+    await a.create_session(session("s2"))
+    assert not a.watched("s1") and not b.watched("s1")
+    waiter = asyncio.ensure_future(b.wait_for_events("s1", 0, timeout=30))
+    await asyncio.sleep(0)
+    assert b.watched("s1")  # its own reader: known at once
+    assert await _until(lambda: a.watched("s1")), "the owner heard of the reader in the other process"
+    assert not a.watched("s2")
+    waiter.cancel()
+
+
+async def test_after_its_listener_was_cut_every_session_counts_as_watched(schema: str) -> None:
+    name = f"eve-watch-{uuid.uuid4().hex[:10]}"
+    store = PostgresStore(pg.database_url(), schema=schema, application_name=name)
+    await store.open()
+    try:
+        await store.create_session(session("s1"))
+        assert not store.watched("s1")
+        assert pg.terminate_backends(name) >= 1  # announcements made meanwhile are lost
+        assert await _until(lambda: store.watched("s1")), "a store that may have missed announcements says watched"
+        assert (await store.get_session("s1")) is not None
+    finally:
+        await store.close()
+
+
+async def test_an_unkeyed_delivery_sent_again_after_a_lost_connection_is_accepted_once(
+    pair: tuple[PostgresStore, PostgresStore], schema: str
+) -> None:
+    from eve_runtime.store import postgres_ops as ops
+
+    a, _ = pair
+    await a.create_session(session("s1"))
+    first = await a.enqueue("s1", delivery("d1"))
+    conn = await psycopg.AsyncConnection.connect(pg.database_url(), autocommit=True)
+    try:
+        await conn.execute(f'SET search_path TO "{schema}"')
+        # the first try committed but its answer was lost: the try sent again finds it
+        again = await ops.enqueue(conn, "s1", delivery("d1"), None, retried=True)
+        assert again.delivery.id == "d1" and not again.duplicate and again.delivery.seq == first.delivery.seq
+        with pytest.raises(StoreError, match="already exists"):  # a first try with a taken id is refused
+            await ops.enqueue(conn, "s1", delivery("d1"), None)
+    finally:
+        await conn.close()
+    assert [d.id for d in await a.pending_deliveries("s1")] == ["d1"]
 
 
 async def test_a_delivery_is_announced_to_the_other_processes(pair: tuple[PostgresStore, PostgresStore]) -> None:
@@ -213,3 +272,31 @@ async def test_processes_opening_a_new_schema_at_once_all_succeed() -> None:
             await store.close()
         with psycopg.connect(pg.database_url(), autocommit=True) as conn:
             conn.execute(psycopg.sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(psycopg.sql.Identifier(name)))
+
+
+async def test_a_chunk_over_the_value_limit_comes_in_smaller_chunks(
+    schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from eve_runtime.store import postgres_ops
+
+    real_one = postgres_ops._one
+    asked: list[int] = []
+
+    async def limited(conn: Any, query: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        if "string_agg" in query:
+            asked.append(params[2] - params[1])
+            if params[2] - params[1] > 10:  # as if over a value's 1 GB: Postgres refuses the aggregate
+                raise psycopg.errors.ProgramLimitExceeded("out of memory")
+        return await real_one(conn, query, params)
+
+    monkeypatch.setattr(postgres_ops, "_one", limited)
+    store = PostgresStore(pg.database_url(), schema=schema)
+    await store.open()
+    try:
+        await store.create_session(session("s1"))
+        await store.commit("s1", Commit(events=events(0, *(str(n).encode() for n in range(50)))))
+        chunk = await store.read_chunk("s1", 0, 50)
+        assert chunk.count == 6 and chunk.body == b"0\n1\n2\n3\n4\n5\n"  # 50 -> 25 -> 12 -> 6
+        assert asked == [50, 25, 12, 6]
+    finally:
+        await store.close()

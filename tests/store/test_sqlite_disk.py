@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
 
-from eve_runtime.store import Commit, SqliteStore, StoreUnavailable
+from eve_runtime.store import Commit, SqliteStore, StoreError, StoreUnavailable
 from eve_runtime.store.sqlite import free_megabytes
 from tests.store.conftest import delivery, events, session
 
@@ -51,5 +52,29 @@ async def test_new_work_is_refused_under_the_free_space_floor(tmp_path: Path) ->
         store.min_free_mb = 0
         await store.enqueue("s1", delivery("d2"))
         assert await store.health() is None
+    finally:
+        await store.close()
+
+
+async def test_a_chunk_over_the_value_limit_comes_in_smaller_chunks(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path, tail_cache_bytes=0)  # every read from the database
+    await store.open()
+    try:
+        await store.create_session(session("s1"))
+        lines = [f"line {n:04}".encode() * 10 for n in range(50)]  # 90 bytes each, 4.5 KB in all
+        await store.commit("s1", Commit(events=events(0, *lines)))
+        assert store._reader is not None
+        await store._reader.submit(lambda conn: conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 1000))  # ~10 lines a value
+        body, cursor = b"", 0
+        while True:
+            chunk = await store.read_chunk("s1", cursor, 50)
+            if not chunk.count:
+                break
+            assert 1 <= chunk.count <= 10 and len(chunk.body) <= 1000
+            body, cursor = body + chunk.body, cursor + chunk.count
+        assert body == b"".join(line + b"\n" for line in lines)
+        await store._reader.submit(lambda conn: conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 50))  # not one line fits now
+        with pytest.raises(StoreError, match="too big"):
+            await store.read_chunk("s1", 0, 50)
     finally:
         await store.close()

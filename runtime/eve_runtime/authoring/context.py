@@ -20,7 +20,6 @@ time, an answered `ask` returns its answer at once) instead of the call being ab
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
@@ -70,6 +69,8 @@ class AbortSignal:
     """Fires when the turn is steered while the tool runs (the tool decides what to do)."""
 
     def __init__(self) -> None:
+        import asyncio
+
         self._event = asyncio.Event()
         self.reason: str | None = None
 

@@ -5,10 +5,12 @@ Only a session's actor emits its events, so the emitter owns the next index with
 durable shortly after (waiting `linger` seconds first, so a fast model's whole step usually goes
 in one transaction). While a write is in flight, adjacent text deltas of the same kind and
 coordinates merge into one event (the concatenated text is unchanged), so a fast model never
-outruns the store. Streamed deltas do not linger: the first of a burst is written at once (a
-client sees the first token without delay), later ones at most every `delta_interval` seconds,
-merged meanwhile (a provider streaming a token every few milliseconds then costs tens of writes a
-second, not hundreds).
+outruns the store. Streamed deltas do not linger while someone reads the session's stream
+(`Store.watched`): the first of a burst is written at once (the reader sees the first token
+without delay), later ones at most every `delta_interval` seconds, merged meanwhile (a provider
+streaming a token every few milliseconds then costs tens of writes a second, not hundreds). With
+nobody reading, a delta lingers like any other event, since a sooner write would help no one: a
+fast model's step then costs one transaction, not two.
 
 State changes ride with events. `attach` queues history, consumed deliveries and a checkpoint
 for the next write, which also carries every event emitted before them: they become durable
@@ -153,7 +155,13 @@ class Emitter:
         else:
             self._pending.append(_Pending(event_type, data, self.delivery_ids, now_iso()))
         nap = self._nap
-        if nap is not None and event_type in DELTA_FIELDS and self._wait(first=False) <= 0 and not nap.done():
+        if (
+            nap is not None
+            and event_type in DELTA_FIELDS
+            and not nap.done()
+            and self._wait(first=False) <= 0
+            and self.store.watched(self.session_id)
+        ):
             nap.set_result(None)  # a delta is due now: the write lingering for earlier events goes at once
         self._schedule()
 
@@ -230,10 +238,11 @@ class Emitter:
 
     def _wait(self, *, first: bool) -> float:
         """Seconds the background write waits before its next transaction (see the module docstring)."""
-        loop_time = asyncio.get_running_loop().time()
+        lingering = self.linger if first else 0.0
         if self._attached or not self._pending or self._pending[-1].type not in DELTA_FIELDS:
-            return self.linger if first else 0.0
-        return self._delta_written + self.delta_interval - loop_time
+            return lingering
+        paced = self._delta_written + self.delta_interval - asyncio.get_running_loop().time()
+        return paced if self.store.watched(self.session_id) else max(paced, lingering)
 
     async def _sleep(self, seconds: float) -> None:
         loop = asyncio.get_running_loop()

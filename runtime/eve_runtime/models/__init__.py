@@ -11,29 +11,33 @@ Tests set `ALLOW_MODEL_REQUESTS = False` so that nothing reaches a real provider
 from __future__ import annotations
 
 from collections.abc import Iterable
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from eve_runtime.errors import UserError
-from eve_runtime.models.base import (
-    Finish,
-    FinishReason,
-    Model,
-    ModelError,
-    ModelEvent,
-    ModelRequest,
-    ModelRequestsBlockedError,
-    ModelSettings,
-    ReasoningDelta,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolDefinition,
-    ToolInputDelta,
-    Usage,
-)
-from eve_runtime.models.function import FunctionInfo, FunctionModel
 from eve_runtime.models.ids import is_test_model, model_id_problem
-from eve_runtime.models.litellm_model import LiteLLMModel, preload_litellm
-from eve_runtime.models.test_model import TestModel
+
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ imports them on first use
+    from eve_runtime.models.base import (
+        Finish,
+        FinishReason,
+        Model,
+        ModelError,
+        ModelEvent,
+        ModelRequest,
+        ModelRequestsBlockedError,
+        ModelSettings,
+        ReasoningDelta,
+        TextDelta,
+        ToolCallFinished,
+        ToolCallStarted,
+        ToolDefinition,
+        ToolInputDelta,
+        Usage,
+    )
+    from eve_runtime.models.function import FunctionInfo, FunctionModel
+    from eve_runtime.models.litellm_model import LiteLLMModel, preload_litellm
+    from eve_runtime.models.test_model import TestModel
 
 __all__ = [
     "ALLOW_MODEL_REQUESTS",
@@ -62,6 +66,31 @@ __all__ = [
     "uses_litellm",
 ]
 
+_LAZY: dict[str, str] = {
+    "Finish": "eve_runtime.models.base",
+    "FinishReason": "eve_runtime.models.base",
+    "Model": "eve_runtime.models.base",
+    "ModelError": "eve_runtime.models.base",
+    "ModelEvent": "eve_runtime.models.base",
+    "ModelRequest": "eve_runtime.models.base",
+    "ModelRequestsBlockedError": "eve_runtime.models.base",
+    "ModelSettings": "eve_runtime.models.base",
+    "ReasoningDelta": "eve_runtime.models.base",
+    "TextDelta": "eve_runtime.models.base",
+    "ToolCallFinished": "eve_runtime.models.base",
+    "ToolCallStarted": "eve_runtime.models.base",
+    "ToolDefinition": "eve_runtime.models.base",
+    "ToolInputDelta": "eve_runtime.models.base",
+    "Usage": "eve_runtime.models.base",
+    "FunctionInfo": "eve_runtime.models.function",
+    "FunctionModel": "eve_runtime.models.function",
+    "LiteLLMModel": "eve_runtime.models.litellm_model",
+    "preload_litellm": "eve_runtime.models.litellm_model",
+    "TestModel": "eve_runtime.models.test_model",
+}
+"""Where the names above live: the model layer (its dataclasses, asyncio) is imported only when used,
+so compiling an app (`is_test_model`, `providers`) does not pay for it."""
+
 ALLOW_MODEL_REQUESTS: bool = True
 """Whether real providers may be called. Tests set it to False; real adapters check it on every call."""
 
@@ -79,6 +108,8 @@ def check_allow_model_requests(model_id: str) -> None:
         ModelRequestsBlockedError: `ALLOW_MODEL_REQUESTS` is False.
     """
     if not ALLOW_MODEL_REQUESTS:
+        from eve_runtime.models.base import ModelRequestsBlockedError
+
         raise ModelRequestsBlockedError(model_id)
 
 
@@ -94,6 +125,9 @@ def resolve_model(model_id: str) -> Model:
     Raises:
         UserError: The id is empty or not of the form `provider/model`.
     """
+    from eve_runtime.models.litellm_model import LiteLLMModel
+    from eve_runtime.models.test_model import TestModel
+
     if is_test_model(model_id):
         return TestModel(model_id)
     problem = model_id_problem(model_id)
@@ -111,3 +145,16 @@ def uses_litellm(model_ids: Iterable[object]) -> bool:
     return any(
         model_id is not None and not (isinstance(model_id, str) and is_test_model(model_id)) for model_id in model_ids
     )
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'eve_runtime.models' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

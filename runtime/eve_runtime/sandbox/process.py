@@ -19,7 +19,6 @@ Debian). Under bubblewrap (`--die-with-parent`) that ends everything the command
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import shutil
@@ -28,8 +27,12 @@ import time
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from eve_runtime.authoring.sandbox_session import CommandResult
+
+if TYPE_CHECKING:
+    import asyncio  # imported where a command runs: compiling an app (`eve info`) never runs one
 
 __all__ = ["TIMEOUT_EXIT_CODE", "kill_marked", "run_process"]
 
@@ -85,6 +88,8 @@ async def _exited(process: asyncio.subprocess.Process) -> None:
     (`Process.wait()` also waits for the pipes to close, so a background job, or a daemon that
     escaped the group, would make a finished command look like one still running.)
     """
+    import asyncio
+
     waiter = asyncio.ensure_future(process.wait())
     try:
         while process.returncode is None and not waiter.done():
@@ -144,6 +149,8 @@ async def run_process(
     one killed by a signal reports 128 + the signal's number, as shells do. With `marker` (an
     entry of `env`), the processes that left the command's group are found and killed as well.
     """
+    import asyncio
+
     if marker is not None and env.get(marker.partition("=")[0]) != marker.partition("=")[2]:
         raise ValueError("run_process(): the marker must be an entry of the environment")
     started = time.monotonic()

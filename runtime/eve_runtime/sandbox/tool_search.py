@@ -17,7 +17,6 @@ sandbox, and read the workspace's files where they are on this machine.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import time
@@ -31,7 +30,6 @@ from eve_runtime.authoring.context import ToolContext
 from eve_runtime.authoring.sandbox_session import Sandbox, SandboxError
 from eve_runtime.authoring.tools import tool
 from eve_runtime.sandbox.globbing import SKIPPED, GlobPattern
-from eve_runtime.sandbox.handle import HostSandbox
 from eve_runtime.sandbox.tree_files import TreeFiles, walk_folder
 from eve_runtime.sandbox.truncate import MAX_OUTPUT_BYTES, cap_line
 
@@ -145,6 +143,8 @@ class _Root:
 
 
 def _root(sandbox: Sandbox, path: str | None) -> _Root:
+    from eve_runtime.sandbox.handle import HostSandbox  # the live sandbox: compiling the tool never needs it
+
     if not isinstance(sandbox, HostSandbox):
         raise SandboxError("this sandbox's files are not on this machine, so glob and grep cannot search them")
     where = sandbox.resolved(path or "/workspace")
@@ -201,6 +201,8 @@ async def glob(
     ] = None,
 ) -> dict[str, Any]:
     """Find sandbox files by glob pattern."""
+    import asyncio
+
     root = _root(await ctx.get_sandbox(), path)
     return await asyncio.to_thread(_glob, root, pattern, limit or 100)
 
@@ -329,6 +331,8 @@ async def grep(
     limit: Annotated[int | None, Field(ge=1, le=1000, description="Maximum number of matches per file.")] = None,
 ) -> dict[str, Any]:
     """Search sandbox file contents with a regular expression."""
+    import asyncio
+
     import regex  # imported when a search runs: compiling an app (`eve info`) never needs it
 
     try:

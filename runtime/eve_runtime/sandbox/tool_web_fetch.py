@@ -19,7 +19,6 @@ too. The whole fetch, redirects included, ends at its timeout, however slowly a 
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import socket
 import zlib
@@ -88,6 +87,8 @@ async def check_destination(url: httpx.URL, policy: NetworkPolicy) -> str:
 
     Every address the name resolves to must be allowed (the first one is returned).
     """
+    import asyncio
+
     if url.scheme not in ("http", "https"):
         raise ValueError(f"web_fetch fetches http and https URLs only, not {url.scheme or 'this'}: {url}")
     host = url.host
@@ -207,6 +208,8 @@ def web_fetch_tool(policy: NetworkPolicy) -> Callable[..., Coroutine[Any, Any, d
         timeout: Annotated[float | None, Field(gt=0, description="Timeout in seconds (30; at most 120).")] = None,
     ) -> dict[str, Any]:
         """Fetch a web page and return its content."""
+        import asyncio
+
         import httpx
 
         seconds = min(timeout or DEFAULT_TIMEOUT, MAX_TIMEOUT)

@@ -256,24 +256,20 @@ async def open_stream(
     return NdjsonResponse(body, headers, registry)
 
 
-def _chunk(rows: list[bytes]) -> bytes:
-    return b"\n".join(rows) + b"\n"  # one join: no intermediate line per row
-
-
 async def _bounded(store: Store, session_id: str, start: int, end: int, batch: int) -> AsyncGenerator[bytes, None]:
     yield b"\n"
     cursor = start
-    # Read the next batch while the current one is being sent.
-    upcoming = asyncio.ensure_future(store.read_lines(session_id, cursor, min(end, cursor + batch)))
+    # Read the next chunk while the current one is being sent.
+    upcoming = asyncio.ensure_future(store.read_chunk(session_id, cursor, min(end, cursor + batch)))
     try:
         while True:
-            lines = await upcoming
-            if not lines:
+            chunk = await upcoming
+            if not chunk.count:
                 return
-            cursor += len(lines)
+            cursor += chunk.count
             if cursor < end:
-                upcoming = asyncio.ensure_future(store.read_lines(session_id, cursor, min(end, cursor + batch)))
-            yield _chunk(lines)
+                upcoming = asyncio.ensure_future(store.read_chunk(session_id, cursor, min(end, cursor + batch)))
+            yield chunk.body
             if cursor >= end:
                 return
     finally:
@@ -308,16 +304,14 @@ class _Follow:
         while True:
             progressed = False
             while cursor < known:
-                rows = await self.store.read_events(self.session_id, cursor, min(known, cursor + options.batch_size))
-                if not rows:
+                end = min(known, cursor + options.batch_size)
+                chunk = await self.store.read_chunk(self.session_id, cursor, end, TERMINAL_EVENTS)
+                if not chunk.count:
                     break
-                ending = next((i for i, row in enumerate(rows) if row.type in TERMINAL_EVENTS), None)
-                if ending is not None:
-                    rows = rows[: ending + 1]
-                yield _chunk([row.line for row in rows])
-                if ending is not None:
+                yield chunk.body
+                if chunk.stopped:
                     return
-                cursor += len(rows)
+                cursor += chunk.count
                 progressed = True
                 now = anyio.current_time()
                 next_beat = now + options.heartbeat_interval

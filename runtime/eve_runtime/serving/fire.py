@@ -9,7 +9,6 @@ nothing but the fire runs. A turn parked on a person is left parked for the next
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from pathlib import Path
 from eve_runtime.errors import CompileError
 from eve_runtime.project.compiler import compile_app
 from eve_runtime.project.paths import load_env_files
+from eve_runtime.serving import event_loop
 from eve_runtime.serving.serve import ServeError
 from eve_runtime.serving.worlds import WorldUnavailable, open_world
 from eve_runtime.sessions.runtime import Runtime
@@ -71,7 +71,7 @@ def fire_schedule(app_root: Path, name: str, *, timeout: float = 300.0) -> list[
             await runtime.stop()
             await store.close()
 
-    return asyncio.run(main())
+    return event_loop.run(main())
 
 
 async def _outcome(store: Store, session_id: str, deadline: float) -> FiredSession:

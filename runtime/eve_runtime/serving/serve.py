@@ -36,9 +36,9 @@ from eve_runtime.redaction import REDACTOR, install_log_redaction
 from eve_runtime.server.app import create_app
 from eve_runtime.server.auth import Authenticator, BearerTokenAuth, LoopbackAuth, is_loopback_host, token_problem
 from eve_runtime.server.stream import StreamOptions
+from eve_runtime.serving import event_loop, heap
 from eve_runtime.serving.broken import BrokenBuild, wait_for_fix
 from eve_runtime.serving.companion import Companion, client_host
-from eve_runtime.serving.heap import settle_heap
 from eve_runtime.serving.http_limits import HttpLimits, protocol_class
 from eve_runtime.serving.reloader import Reloader
 from eve_runtime.serving.worlds import WORLDS, WorldUnavailable, lease_seconds, open_world
@@ -250,7 +250,7 @@ async def _serve(
         watching: asyncio.Task[None] | None = None
         stop_watching = asyncio.Event()
         try:
-            settle_heap(reload=reload)
+            heap.settle_heap(reload=reload)
             await runtime.start()
             app = create_app(
                 runtime,
@@ -393,7 +393,7 @@ def serve(
     del compiled  # with reload, a generation is released once nothing uses it: this frame must not hold one
     sys.setswitchinterval(SWITCH_INTERVAL)
     try:
-        asyncio.run(main)
+        event_loop.run(main)
     finally:
         if telemetry is not None:
             telemetry.shutdown()

@@ -14,7 +14,11 @@ from typing import Any
 
 from eve_runtime.store.base import EventIndexConflict, EventRow, StoreError
 
-__all__ = ["EventWaiters", "check_events", "encode_payload"]
+__all__ = ["WATCH_GRACE", "EventWaiters", "check_events", "encode_payload"]
+
+WATCH_GRACE = 5.0
+"""Seconds a session counts as watched after its last `wait_for_events` began: a stream reader
+sends what it read between two waits."""
 
 
 def encode_payload(payload: dict[str, Any]) -> str:
@@ -38,12 +42,28 @@ class EventWaiters:
 
     def __init__(self) -> None:
         self._waiters: dict[str, set[asyncio.Future[None]]] = {}
+        self._waited: dict[str, float] = {}
+        """When (loop time) a waiter of each session was last added (see `watched`)."""
 
     def add(self, session_id: str) -> asyncio.Future[None]:
         """Register a waiter for the session's next commit with events."""
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
         self._waiters.setdefault(session_id, set()).add(future)
+        self._waited[session_id] = loop.time()
         return future
+
+    def watched(self, session_id: str) -> bool:
+        """Whether a reader waits for the session's events now, or began a wait in the last `WATCH_GRACE` seconds."""
+        if session_id in self._waiters:
+            return True
+        waited = self._waited.get(session_id)
+        if waited is None:
+            return False
+        if asyncio.get_running_loop().time() - waited < WATCH_GRACE:
+            return True
+        del self._waited[session_id]
+        return False
 
     def discard(self, session_id: str, future: asyncio.Future[None]) -> None:
         """Forget a waiter (after it woke or timed out)."""

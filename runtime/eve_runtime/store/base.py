@@ -50,6 +50,7 @@ from eve_runtime.store.errors import (
     StoreLocked,
     StoreUnavailable,
 )
+from eve_runtime.store.event_log import EventRow, LineChunk
 
 __all__ = [
     "IDEMPOTENCY_WINDOW",
@@ -61,6 +62,7 @@ __all__ = [
     "DeliveryRecord",
     "EnqueueResult",
     "EventRow",
+    "LineChunk",
     "NewDelivery",
     "OwnershipLost",
     "ScheduleClaim",
@@ -101,17 +103,6 @@ class SessionRecord:
     """The create-once key the session was created with."""
     deployment: str | None = None
     """The build of the app that runs the session (its manifest's content hash); None when not recorded."""
-
-
-@dataclass(frozen=True)
-class EventRow:
-    """One stored event."""
-
-    index: int
-    """Absolute position in the session's log, from 0."""
-    type: str
-    line: bytes
-    """The event serialized as one NDJSON line (UTF-8, no trailing newline)."""
 
 
 @dataclass(frozen=True)
@@ -264,8 +255,17 @@ class Store(ABC):
         """Events with `start <= index < end` (to the tail when `end` is None), in order, but types in `skip`."""
 
     @abstractmethod
-    async def read_lines(self, session_id: str, start: int, end: int) -> list[bytes]:
-        """The NDJSON lines of the events with `start <= index < end`, in order (what a stream sends)."""
+    async def read_chunk(
+        self, session_id: str, start: int, end: int, stop_after: frozenset[str] = frozenset()
+    ) -> LineChunk:
+        """The lines of the events from `start` (up to `end`, exclusive) as one NDJSON chunk.
+
+        The chunk ends after the first event whose type is in `stop_after` (and says so in
+        `stopped`); it may end before `end` otherwise too (where a cache of the newest lines ends,
+        or the lines would not fit in one value of the backend: a caller reads on from
+        `start + count`), but holds at least one event when there is one at `start`. A stream sends
+        the body as is.
+        """
 
     @abstractmethod
     async def event_count(self, session_id: str) -> int:
@@ -273,10 +273,11 @@ class Store(ABC):
 
     @abstractmethod
     async def wait_for_events(self, session_id: str, known: int, timeout: float) -> int:
-        """Wait until the session has more than `known` events, or `timeout` seconds pass.
+        """Wait until the session has more than `known` events, or `timeout` seconds pass; the event count then."""
 
-        Returns the event count then (equal to `known` on timeout).
-        """
+    def watched(self, session_id: str) -> bool:
+        """Whether someone may be reading the session's stream now (a `wait_for_events` waits, or did lately)."""
+        return True
 
     @abstractmethod
     async def load_checkpoint(self, session_id: str) -> str | None:

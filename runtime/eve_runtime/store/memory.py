@@ -22,6 +22,7 @@ from eve_runtime.store.base import (
     DeliveryRecord,
     EnqueueResult,
     EventRow,
+    LineChunk,
     NewDelivery,
     OwnershipLost,
     ScheduleClaim,
@@ -209,8 +210,14 @@ class MemoryStore(Store):
         rows = session.events[max(start, 0) : end if end is None else max(end, 0)]
         return [row for row in rows if row.type not in skip] if skip else rows
 
-    async def read_lines(self, session_id: str, start: int, end: int) -> list[bytes]:
-        return [row.line for row in await self.read_events(session_id, start, end)]
+    async def read_chunk(
+        self, session_id: str, start: int, end: int, stop_after: frozenset[str] = frozenset()
+    ) -> LineChunk:
+        rows = await self.read_events(session_id, start, end)
+        stop = next((i for i, row in enumerate(rows) if row.type in stop_after), None) if stop_after else None
+        if stop is not None:
+            rows = rows[: stop + 1]
+        return LineChunk(len(rows), b"".join([row.line + b"\n" for row in rows]), stopped=stop is not None)
 
     async def event_count(self, session_id: str) -> int:
         self._check_open()
@@ -219,6 +226,9 @@ class MemoryStore(Store):
 
     async def wait_for_events(self, session_id: str, known: int, timeout: float) -> int:
         return await self._waiters.wait_for_count(session_id, known, timeout, lambda: self.event_count(session_id))
+
+    def watched(self, session_id: str) -> bool:
+        return self._waiters.watched(session_id)
 
     async def load_checkpoint(self, session_id: str) -> str | None:
         self._check_open()

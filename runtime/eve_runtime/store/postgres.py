@@ -6,19 +6,20 @@ one given to the store (created when missing). Every write is one transaction; a
 call of the `eve_commit` function, which enforces the fencing token in SQL. Reads and writes go
 through psycopg's connection pool; an operation whose connection the server dropped runs again on
 a new one where that is safe (`postgres_pool.py`), else fails with `StoreUnavailable`. One more
-connection LISTENs, so `wait_for_events` wakes when any process commits events (and at once,
-without the round trip, when this process does).
+connection LISTENs: `wait_for_events` wakes when any process commits events (at once when this
+one does), and `watched` hears of the readers of every process (`postgres_watch.py`).
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any, TypeVar
 
 import psycopg
-from psycopg import sql
 
 from eve_runtime.keyed_locks import KeyedLocks
 from eve_runtime.store import postgres_commit as commits, postgres_ops as ops
@@ -28,6 +29,7 @@ from eve_runtime.store.base import (
     DeliveryRecord,
     EnqueueResult,
     EventRow,
+    LineChunk,
     NewDelivery,
     ScheduleClaim,
     SessionRecord,
@@ -38,12 +40,8 @@ from eve_runtime.store.base import (
 )
 from eve_runtime.store.postgres_listen import Listener
 from eve_runtime.store.postgres_pool import Connection, Pool, Safety, connect, describe_url, named, scrub, transaction
-from eve_runtime.store.postgres_schema import (
-    channel_names,
-    decode,
-    ensure_schema,
-    lock_key,
-)
+from eve_runtime.store.postgres_schema import channel_names, decode, prepare_schema, use_schema
+from eve_runtime.store.postgres_watch import Watches
 from eve_runtime.store.rows import delivery_from_row, session_from_row
 
 __all__ = ["DEFAULT_POOL_SIZE", "PostgresStore"]
@@ -84,15 +82,13 @@ class PostgresStore(Store):
         self._pool: Pool | None = None
         self._listener: Listener | None = None
         self._waiters = EventWaiters()
+        self._watches = Watches(self._announce_watch)
         self._delivery_callbacks: list[Callable[[str], None]] = []
         self._database = ""
         self._inbox_locks = KeyedLocks()
-        self._tag = uuid.uuid4().hex[:16]
-        """Marks this store's delivery notifications, so it tells only of other processes' deliveries."""
-        self.schema: str | None = None
-        """The schema in use (known once open)."""
-        self.events_channel = ""
-        self.deliveries_channel = ""
+        self._tag = uuid.uuid4().hex[:16]  # marks its delivery notifications: it tells only of others'
+        self.schema: str | None = None  # the schema in use, known once open
+        self.events_channel = self.deliveries_channel = self.watch_channel = ""
 
     @property
     def where(self) -> str:
@@ -118,17 +114,18 @@ class PostgresStore(Store):
             return
         first = await connect(self._url)
         try:
-            schema = await self._prepare(first)
+            self._database, schema = await prepare_schema(first, self._schema, self.where)
+        except psycopg.Error as exc:
+            raise StoreError(f"Cannot prepare the eve store in Postgres at {self.where}: {self._scrub(exc)}") from None
         finally:
             await first.close()
-        self.schema = schema
-        self.events_channel, self.deliveries_channel = channel_names(self._database, schema)
+        self.schema = self._schema = schema
+        self.events_channel, self.deliveries_channel, self.watch_channel = channel_names(self._database, schema)
         pool = Pool(self._url, self._pool_size, self._configure, timeout=self._pool_timeout)
         await pool.open()
         self._pool = pool
-        listener = Listener(
-            self._url, (self.events_channel, self.deliveries_channel), self._notified, self._gap, self._configure
-        )
+        channels = (self.events_channel, self.deliveries_channel, self.watch_channel)
+        listener = Listener(self._url, channels, self._notified, self._gap, self._configure)
         try:
             await listener.start()
         except BaseException:
@@ -136,39 +133,12 @@ class PostgresStore(Store):
             self._pool = None
             raise
         self._listener = listener
+        self._watches.listening()
         logger.info("opened the eve store in Postgres at %s (schema %s)", self.where, schema)
-
-    async def _prepare(self, conn: Connection) -> str:
-        try:
-            if self._schema is not None:
-                async with conn.transaction():  # IF NOT EXISTS alone races when processes start together
-                    await conn.execute(
-                        "SELECT pg_advisory_xact_lock(%s)", (lock_key("eve-create-schema", self._schema),)
-                    )
-                    await conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self._schema)))
-                await self._configure_schema(conn, self._schema)
-            cursor = await conn.execute("SELECT current_database(), current_schema()")
-            row = await cursor.fetchone()
-            assert row is not None
-            if row[1] is None:
-                raise StoreError(
-                    f"The Postgres search path at {self.where} names no schema that exists: create the schema "
-                    "(CREATE SCHEMA name), or leave search_path out of the connection string to use 'public'."
-                )
-            self._database, schema = str(row[0]), str(row[1])
-            self._schema = schema
-            await ensure_schema(conn, schema)
-            return schema
-        except psycopg.Error as exc:
-            raise StoreError(f"Cannot prepare the eve store in Postgres at {self.where}: {self._scrub(exc)}") from None
-
-    @staticmethod
-    async def _configure_schema(conn: Connection, schema: str) -> None:
-        await conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
 
     async def _configure(self, conn: Connection) -> None:
         assert self._schema is not None
-        await self._configure_schema(conn, self._schema)
+        await use_schema(conn, self._schema)
 
     async def close(self) -> None:
         """Stop listening and close every connection; the store can be opened again."""
@@ -176,6 +146,7 @@ class PostgresStore(Store):
         pool, self._pool = self._pool, None
         if listener is not None:
             await listener.stop()
+        await self._watches.close()
         if pool is not None:
             await pool.close()
 
@@ -187,9 +158,15 @@ class PostgresStore(Store):
             if tag != self._tag:
                 for callback in self._delivery_callbacks:
                     callback(session_id)
+        elif channel == self.watch_channel:
+            self._watches.heard(payload)
 
     def _gap(self) -> None:
+        self._watches.gap()
         self._waiters.notify_all()
+
+    async def _announce_watch(self, session_id: str) -> None:
+        await self._run(lambda conn: conn.execute("SELECT pg_notify(%s, %s)", (self.watch_channel, session_id)), "read")
 
     def _scrub(self, exc: BaseException) -> str:
         return scrub(str(exc).strip(), self._url)
@@ -243,15 +220,12 @@ class PostgresStore(Store):
     # -- inbox ------------------------------------------------------------------------------
 
     async def enqueue(self, session_id: str, delivery: NewDelivery) -> EnqueueResult:
-        # Calls in this process are accepted in call order (asyncio locks are FIFO), as by the
-        # SQLite store's single writer; across processes, the session row's lock orders them.
+        # In call order in this process (asyncio locks are FIFO), by the session row's lock across them;
+        # a delivery sent again after a lost connection is accepted once (`ops.enqueue`).
+        tries = itertools.count()
         async with self._inbox_locks.hold(session_id):
-            # A keyed delivery accepted twice is accepted once; an unkeyed one runs in a transaction.
-            safety: Safety = "idempotent" if delivery.idempotency_key is not None else "transaction"
-            result = await self._run(lambda conn: ops.enqueue(conn, session_id, delivery, self._announce), safety)
-        if result.duplicate and result.delivery.id == delivery.id:  # a try whose connection was lost took it
-            return EnqueueResult(result.delivery, duplicate=False)
-        return result
+            accept = functools.partial(ops.enqueue, session_id=session_id, delivery=delivery, notify=self._announce)
+            return await self._run(lambda conn: accept(conn, retried=next(tries) > 0), "idempotent")
 
     async def pending_deliveries(self, session_id: str) -> list[DeliveryRecord]:
         rows = await self._rows(
@@ -309,21 +283,21 @@ class PostgresStore(Store):
         )
         return [EventRow(int(row[0]), row[1], bytes(row[2])) for row in rows]
 
-    async def read_lines(self, session_id: str, start: int, end: int) -> list[bytes]:
-        rows = await self._rows(
-            "SELECT line FROM events WHERE session_id = %s AND idx >= %s AND idx < %s ORDER BY idx",
-            session_id,
-            start,
-            end,
-        )
-        return [bytes(row[0]) for row in rows]
+    async def read_chunk(
+        self, session_id: str, start: int, end: int, stop_after: frozenset[str] = frozenset()
+    ) -> LineChunk:
+        return await self._run(lambda conn: ops.read_chunk(conn, session_id, start, end, stop_after), "read")
 
     async def event_count(self, session_id: str) -> int:
         rows = await self._rows("SELECT coalesce(max(idx) + 1, 0) FROM events WHERE session_id = %s", session_id)
         return int(rows[0][0])
 
     async def wait_for_events(self, session_id: str, known: int, timeout: float) -> int:
+        self._watches.reader_waits(session_id)
         return await self._waiters.wait_for_count(session_id, known, timeout, lambda: self.event_count(session_id))
+
+    def watched(self, session_id: str) -> bool:
+        return self._watches.watched(session_id)
 
     async def load_checkpoint(self, session_id: str) -> str | None:
         rows = await self._rows("SELECT state FROM checkpoints WHERE session_id = %s", session_id)

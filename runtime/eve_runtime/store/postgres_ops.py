@@ -22,6 +22,7 @@ from eve_runtime.store.base import (
     AddressLimitReached,
     DeliveryRecord,
     EnqueueResult,
+    LineChunk,
     NewDelivery,
     ScheduleClaim,
     SessionNotActive,
@@ -55,6 +56,7 @@ __all__ = [
     "create_session",
     "enqueue",
     "get_session",
+    "read_chunk",
     "release",
     "save_channel_state",
 ]
@@ -69,6 +71,35 @@ async def get_session(conn: Connection, session_id: str) -> SessionRecord | None
     """The session, or None."""
     row = await _one(conn, f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = %s", (session_id,))
     return None if row is None else session_from_row(row)
+
+
+async def read_chunk(conn: Connection, session_id: str, start: int, end: int, stop_after: frozenset[str]) -> LineChunk:
+    """The lines of the events with `start <= index < end` as one chunk (see `Store.read_chunk`)."""
+    stop = None
+    if stop_after and end > start:
+        row = await _one(
+            conn,
+            "SELECT min(idx) FROM events WHERE session_id = %s AND idx >= %s AND idx < %s AND type = ANY(%s)",
+            (session_id, start, end, sorted(stop_after)),
+        )
+        stop = None if row is None or row[0] is None else int(row[0])
+        end = end if stop is None else stop + 1
+    while True:
+        try:
+            row = await _one(
+                conn,
+                "SELECT count(*), string_agg(line || '\\x0a'::bytea, ''::bytea ORDER BY idx) FROM events"
+                " WHERE session_id = %s AND idx >= %s AND idx < %s",
+                (session_id, start, end),
+            )
+        except (psycopg.errors.ProgramLimitExceeded, psycopg.errors.OutOfMemory):
+            if end - start <= 1:  # over a value's 1 GB: a smaller chunk (one line always fits)
+                raise
+            end = start + (end - start) // 2
+            continue
+        count = 0 if row is None else int(row[0])
+        body = b"" if row is None or row[1] is None else bytes(row[1])
+        return LineChunk(count, body, stopped=count > 0 and start + count - 1 == stop)
 
 
 async def _by_operation(conn: Connection, operation: bytes) -> SessionRecord | None:
@@ -121,32 +152,36 @@ async def create_session(
 
 
 async def enqueue(
-    conn: Connection, session_id: str, delivery: NewDelivery, notify: tuple[str, str] | None
+    conn: Connection, session_id: str, delivery: NewDelivery, notify: tuple[str, str] | None, *, retried: bool = False
 ) -> EnqueueResult:
     """Accept a delivery, or return the first one with the same idempotency key (one `eve_enqueue` call).
 
-    The session row's lock orders the session's deliveries (seq) and its idempotency keys.
+    The session row's lock orders the session's deliveries (seq) and its idempotency keys. One
+    statement, one round trip, and safe to send again after a lost connection (`retried`): a try
+    that committed left the delivery's id behind, which the next try finds and returns.
     """
     payload = encode_payload(delivery.payload)
     key = None if delivery.idempotency_key is None else encode(delivery.idempotency_key)
     channel, tag = notify if notify is not None else (None, None)
     params = (session_id, delivery.id, delivery.kind, payload, key, time.time(), IDEMPOTENCY_WINDOW, channel, tag)
     try:
-        if key is not None:  # accepted once however often it is sent: no transaction needed to try again
-            row = await _one(conn, "SELECT * FROM eve_enqueue(%s, %s, %s, %s, %s, %s, %s, %s, %s)", params)
-        else:
-            async with transaction(conn):
-                row = await _one(conn, "SELECT * FROM eve_enqueue(%s, %s, %s, %s, %s, %s, %s, %s, %s)", params)
+        row = await _one(conn, "SELECT * FROM eve_enqueue(%s, %s, %s, %s, %s, %s, %s, %s, %s)", params)
     except psycopg.Error as exc:
         if exc.sqlstate == SQLSTATE_NOT_ACTIVE:
             status = exc.diag.message_primary or ""
             state = f"is {status}" if status else "does not exist"
             raise SessionNotActive(f"Session {session_id!r} {state}, so it accepts no delivery.") from None
         if exc.sqlstate == SQLSTATE_DELIVERY_EXISTS:
+            if retried:  # the try whose connection was lost had committed it
+                found = await _one(conn, f"SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE id = %s", (delivery.id,))
+                if found is not None and found[1] == session_id:
+                    return EnqueueResult(delivery_from_row(found), duplicate=False)
             raise StoreError(f"A delivery with id {delivery.id!r} already exists.") from None
         raise
     assert row is not None
-    return EnqueueResult(delivery_from_row(row[1:]), duplicate=bool(row[0]))
+    record = delivery_from_row(row[1:])
+    # a keyed delivery whose own earlier try (its connection lost) took the key is no duplicate
+    return EnqueueResult(record, duplicate=bool(row[0]) and record.id != delivery.id)
 
 
 async def _insert_delivery(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 
 import psycopg
+from psycopg import sql
 
 from eve_runtime.store.base import StoreError
 
@@ -32,6 +33,8 @@ __all__ = [
     "encode",
     "ensure_schema",
     "lock_key",
+    "prepare_schema",
+    "use_schema",
 ]
 
 SCHEMA_VERSION = 3
@@ -250,10 +253,44 @@ def lock_key(*parts: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-def channel_names(database: str, schema: str) -> tuple[str, str]:
-    """The NOTIFY channels of one store (its database and schema): new events, new deliveries."""
+def channel_names(database: str, schema: str) -> tuple[str, str, str]:
+    """The NOTIFY channels of one store (its database and schema): new events, new deliveries, watched streams."""
     tag = hashlib.sha256(f"{database}\x00{schema}".encode()).hexdigest()[:16]
-    return f"eve_events_{tag}", f"eve_deliveries_{tag}"
+    return f"eve_events_{tag}", f"eve_deliveries_{tag}", f"eve_watch_{tag}"
+
+
+async def use_schema(conn: psycopg.AsyncConnection[tuple[object, ...]], schema: str) -> None:
+    """Put `schema` first on the connection's search path."""
+    await conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
+
+
+async def prepare_schema(
+    conn: psycopg.AsyncConnection[tuple[object, ...]], schema: str | None, where: str
+) -> tuple[str, str]:
+    """Create `schema` when given and missing, else take the connection's; make its tables (`ensure_schema`).
+
+    Returns the database's name and the schema's. `where` names the server in messages.
+
+    Raises:
+        StoreError: The search path names no schema that exists, or the schema is a newer eve's.
+        psycopg.Error: The server failed (the caller says so without the password).
+    """
+    if schema is not None:
+        async with conn.transaction():  # IF NOT EXISTS alone races when processes start together
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key("eve-create-schema", schema),))
+            await conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+        await use_schema(conn, schema)
+    cursor = await conn.execute("SELECT current_database(), current_schema()")
+    row = await cursor.fetchone()
+    assert row is not None
+    if row[1] is None:
+        raise StoreError(
+            f"The Postgres search path at {where} names no schema that exists: create the schema "
+            "(CREATE SCHEMA name), or leave search_path out of the connection string to use 'public'."
+        )
+    database, current = str(row[0]), str(row[1])
+    await ensure_schema(conn, current)
+    return database, current
 
 
 async def ensure_schema(conn: psycopg.AsyncConnection[tuple[object, ...]], schema: str) -> None:

@@ -10,9 +10,11 @@ Layout of the data directory:
 
 Writes go to one writer thread that groups concurrent commits into one transaction
 (see [`SqliteWriter`][eve_runtime.store.sqlite_writer.SqliteWriter], which also keeps the WAL
-small); reads go to one reader thread with its own connection, which sees only committed
-transactions and answers the reads queued together in one batch (see
-[`SqliteReader`][eve_runtime.store.sqlite_reader.SqliteReader]).
+small). Reads see only committed transactions: those of a few rows by key run on the event
+loop's own connection (a few microseconds, a tenth of a hand-off to a thread and back), those of
+unbounded size (events, history, lists of sessions) on one reader thread with its own, which
+answers the reads queued together in one batch
+([`SqliteReader`][eve_runtime.store.sqlite_reader.SqliteReader]).
 
 A full disk must not stop the sessions already running, nor lose what was accepted: while the
 data directory's file system has less than `min_free_mb` free, new work (a new session, a new
@@ -30,18 +32,18 @@ import functools
 import logging
 import os
 import sqlite3
-import time
 from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TypeVar
 
-from eve_runtime.store import sqlite_ops as ops
+from eve_runtime.store import sqlite_leases as leases, sqlite_ops as ops
 from eve_runtime.store.backend_common import EventWaiters
 from eve_runtime.store.base import (
     Commit,
     DeliveryRecord,
     EnqueueResult,
     EventRow,
+    LineChunk,
     NewDelivery,
     ScheduleClaim,
     SessionRecord,
@@ -51,9 +53,11 @@ from eve_runtime.store.base import (
     StoreLocked,
     StoreUnavailable,
 )
+from eve_runtime.store.sqlite_chunks import read_chunk
 from eve_runtime.store.sqlite_reader import SqliteReader
 from eve_runtime.store.sqlite_schema import DATABASE_NAME, connect, ensure_schema
-from eve_runtime.store.sqlite_writer import DEFAULT_WAL_LIMIT, SqliteWriter, WriterStats
+from eve_runtime.store.sqlite_writer import DEFAULT_WAL_LIMIT, SqliteWriter, WriterStats, as_store_error
+from eve_runtime.store.tail_cache import DEFAULT_TAIL_CACHE_BYTES, TailCache
 
 __all__ = ["DEFAULT_MIN_FREE_MB", "LOCK_NAME", "SqliteStore", "free_megabytes", "open_local_store"]
 
@@ -114,20 +118,6 @@ def _drop_lock(fd: int) -> None:
         os.close(fd)
 
 
-def _claim_schedule_fire(conn: sqlite3.Connection, schedule: str, at: float) -> ScheduleClaim:
-    """Claim a fire time later than the schedule's last one (see `Store.claim_schedule_fire`), on the writer."""
-    row = conn.execute("SELECT last_fire FROM schedule_fires WHERE schedule = ?", (schedule,)).fetchone()
-    previous = None if row is None else float(row[0])
-    if previous is not None and at <= previous:
-        return ScheduleClaim(claimed=False, previous=previous)
-    conn.execute(
-        "INSERT INTO schedule_fires (schedule, last_fire, claimed_at) VALUES (?, ?, ?) "
-        "ON CONFLICT (schedule) DO UPDATE SET last_fire = excluded.last_fire, claimed_at = excluded.claimed_at",
-        (schedule, at, time.time()),
-    )
-    return ScheduleClaim(claimed=True, previous=previous)
-
-
 class SqliteStore(Store):
     """The store of the local world: one SQLite database in `directory`, served by one process.
 
@@ -136,10 +126,17 @@ class SqliteStore(Store):
             `directory / "eve.sqlite3"`.
         min_free_mb: Refuse new sessions and deliveries while the disk has less free space (0: never).
         wal_limit: Bytes of write-ahead log past which it is checkpointed and truncated.
+        tail_cache_bytes: Memory for the newest event lines of recently written sessions, which
+            streams read without a database read (0: none; see `tail_cache.py`).
     """
 
     def __init__(
-        self, directory: Path, *, min_free_mb: float = DEFAULT_MIN_FREE_MB, wal_limit: int = DEFAULT_WAL_LIMIT
+        self,
+        directory: Path,
+        *,
+        min_free_mb: float = DEFAULT_MIN_FREE_MB,
+        wal_limit: int = DEFAULT_WAL_LIMIT,
+        tail_cache_bytes: int = DEFAULT_TAIL_CACHE_BYTES,
     ) -> None:
         self.directory = Path(directory)
         self.path = self.directory / DATABASE_NAME
@@ -148,7 +145,9 @@ class SqliteStore(Store):
         self._lock_fd: int | None = None
         self._writer: SqliteWriter | None = None
         self._reader: SqliteReader | None = None
+        self._peek_conn: sqlite3.Connection | None = None  # the event loop's (see the module docstring)
         self._waiters = EventWaiters()
+        self.tail_cache = TailCache(tail_cache_bytes)
 
     @property
     def sqlite_version(self) -> str:
@@ -171,12 +170,14 @@ class SqliteStore(Store):
             return
         loop = asyncio.get_running_loop()
         self._lock_fd = _take_lock(self.directory)
+        self.tail_cache.clear()  # lines a late commit added after the last close may be another database's now
         try:
             wal = (f"{self.path}-wal", self._wal_limit)
             self._writer = SqliteWriter(self._connect_writer, loop, self._waiters.notify, wal)
             await self._writer.start()
             self._reader = SqliteReader(functools.partial(connect, self.path), loop)
             await self._reader.start()
+            self._peek_conn = connect(self.path)
         except BaseException:
             await self._shutdown()
             raise
@@ -187,10 +188,14 @@ class SqliteStore(Store):
         await self._shutdown()
 
     async def _shutdown(self) -> None:
+        self.tail_cache.clear()
         writer, self._writer = self._writer, None
         reader, self._reader = self._reader, None
+        peek_conn, self._peek_conn = self._peek_conn, None
         lock_fd, self._lock_fd = self._lock_fd, None
         try:
+            if peek_conn is not None:
+                peek_conn.close()
             if writer is not None:
                 await writer.stop()
             if reader is not None:
@@ -253,6 +258,15 @@ class SqliteStore(Store):
             raise StoreError(f"The eve store in {str(self.directory)!r} is closed: call open() first.")
         return await self._reader.submit(lambda conn: fn(conn, *args))
 
+    def _peek(self, fn: Callable[..., T], *args: object) -> T:
+        """A read of a few rows by key, on the event loop's connection."""
+        if self._peek_conn is None:
+            raise StoreError(f"The eve store in {str(self.directory)!r} is closed: call open() first.")
+        try:
+            return fn(self._peek_conn, *args)
+        except sqlite3.Error as exc:
+            raise as_store_error(exc) from exc
+
     # -- sessions ---------------------------------------------------------------------------
 
     async def create_session(
@@ -262,7 +276,7 @@ class SqliteStore(Store):
         return await self._write(lambda conn: ops.create_session(conn, record, first))
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
-        return await self._read(ops.get_session, session_id)
+        return self._peek(ops.get_session, session_id)
 
     async def list_sessions(self, status: SessionStatus = "active") -> list[SessionRecord]:
         return await self._read(ops.list_sessions, status)
@@ -274,30 +288,40 @@ class SqliteStore(Store):
         return await self._write(lambda conn: ops.enqueue(conn, session_id, delivery))
 
     async def pending_deliveries(self, session_id: str) -> list[DeliveryRecord]:
-        return await self._read(ops.pending_deliveries, session_id)
+        return self._peek(ops.pending_deliveries, session_id)
 
     # -- events, history, checkpoint ------------------------------------------------------------
 
     async def commit(self, session_id: str, commit: Commit) -> None:
         notify = session_id if commit.events else None
         await self._write(lambda conn: ops.apply_commit(conn, session_id, commit), notify)
+        self.tail_cache.add(session_id, commit.events)
 
     async def read_events(
         self, session_id: str, start: int = 0, end: int | None = None, *, skip: Collection[str] = ()
     ) -> list[EventRow]:
         return await self._read(ops.read_events, session_id, start, end, tuple(skip))
 
-    async def read_lines(self, session_id: str, start: int, end: int) -> list[bytes]:
-        return await self._read(ops.read_lines, session_id, start, end)
+    async def read_chunk(
+        self, session_id: str, start: int, end: int, stop_after: frozenset[str] = frozenset()
+    ) -> LineChunk:
+        if self._writer is not None:  # a closed store fails in `_read`
+            cached = self.tail_cache.chunk(session_id, start, end, stop_after)
+            if cached is not None:
+                return cached
+        return await self._read(read_chunk, session_id, start, end, stop_after)
 
     async def event_count(self, session_id: str) -> int:
-        return await self._read(ops.event_count, session_id)
+        return self._peek(ops.event_count, session_id)
 
     async def wait_for_events(self, session_id: str, known: int, timeout: float) -> int:
         return await self._waiters.wait_for_count(session_id, known, timeout, lambda: self.event_count(session_id))
 
+    def watched(self, session_id: str) -> bool:
+        return self._waiters.watched(session_id)
+
     async def load_checkpoint(self, session_id: str) -> str | None:
-        return await self._read(ops.load_checkpoint, session_id)
+        return self._peek(ops.load_checkpoint, session_id)
 
     async def load_history(self, session_id: str) -> list[str]:
         return await self._read(ops.load_history, session_id)
@@ -319,18 +343,18 @@ class SqliteStore(Store):
         )
 
     async def address_holder(self, address: str) -> str | None:
-        return await self._read(ops.address_holder, address)
+        return self._peek(ops.address_holder, address)
 
     async def claim_address(self, session_id: str, address: str) -> str:
         return await self._write(lambda conn: ops.claim_address(conn, session_id, address))
 
     async def session_addresses(self, session_id: str) -> list[str]:
-        return await self._read(ops.session_addresses, session_id)
+        return self._peek(ops.session_addresses, session_id)
 
     # -- channel state ----------------------------------------------------------------------
 
     async def load_channel_state(self, session_id: str) -> str | None:
-        return await self._read(ops.load_channel_state, session_id)
+        return self._peek(ops.load_channel_state, session_id)
 
     async def save_channel_state(self, session_id: str, value: str) -> None:
         await self._write(lambda conn: ops.save_channel_state(conn, session_id, value))
@@ -338,27 +362,19 @@ class SqliteStore(Store):
     # -- ownership --------------------------------------------------------------------------
 
     async def acquire(self, session_id: str, owner: str, ttl: float) -> int | None:
-        return await self._write(lambda conn: ops.acquire(conn, session_id, owner, ttl))
+        return await self._write(lambda conn: leases.acquire(conn, session_id, owner, ttl))
 
     async def release(self, session_id: str, owner: str) -> None:
-        await self._write(lambda conn: ops.release(conn, session_id, owner))
+        await self._write(lambda conn: leases.release(conn, session_id, owner))
 
     async def orphaned_sessions(self) -> list[str]:
-        return await self._read(ops.orphaned_sessions)
+        return await self._read(leases.orphaned_sessions)
 
     async def lease_owners(self) -> list[str]:
-        def owners(conn: sqlite3.Connection) -> list[str]:
-            query = "SELECT DISTINCT owner FROM owners WHERE owner IS NOT NULL AND expires_at > ? ORDER BY owner"
-            return [str(row[0]) for row in conn.execute(query, (time.time(),))]
-
-        return await self._read(owners)
+        return self._peek(leases.lease_owners)
 
     async def expire_leases(self, owner: str) -> None:
-        def expire(conn: sqlite3.Connection) -> None:
-            now = time.time()
-            conn.execute("UPDATE owners SET expires_at = ? WHERE owner = ? AND expires_at > ?", (now, owner, now))
-
-        await self._write(expire)
+        await self._write(lambda conn: leases.expire_leases(conn, owner))
 
     async def expired_sessions(self, now: float, limit: int) -> list[str]:
         return await self._read(ops.expired_sessions, now, limit)
@@ -366,7 +382,7 @@ class SqliteStore(Store):
     # -- schedules ----------------------------------------------------------------------------
 
     async def claim_schedule_fire(self, schedule: str, at: float) -> ScheduleClaim:
-        return await self._write(lambda conn: _claim_schedule_fire(conn, schedule, at))
+        return await self._write(lambda conn: ops.claim_schedule_fire(conn, schedule, at))
 
 
 async def open_local_store(directory: Path) -> SqliteStore:

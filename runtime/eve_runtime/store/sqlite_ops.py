@@ -22,6 +22,7 @@ from eve_runtime.store.base import (
     EventRow,
     NewDelivery,
     OwnershipLost,
+    ScheduleClaim,
     SessionNotActive,
     SessionRecord,
     SessionStatus,
@@ -37,9 +38,9 @@ from eve_runtime.store.rows import (
 from eve_runtime.store.sqlite_schema import from_text, to_text
 
 __all__ = [
-    "acquire",
     "address_holder",
     "claim_address",
+    "claim_schedule_fire",
     "create_at_address",
     "session_addresses",
     "apply_commit",
@@ -51,11 +52,9 @@ __all__ = [
     "load_channel_state",
     "load_checkpoint",
     "load_history",
-    "orphaned_sessions",
     "expired_sessions",
     "pending_deliveries",
     "read_events",
-    "release",
     "save_channel_state",
 ]
 
@@ -97,14 +96,6 @@ def read_events(
         (session_id, start, (1 << 62) if end is None else end, *skip),
     ).fetchall()
     return [EventRow(row[0], row[1], row[2]) for row in rows]  # BLOB columns already come back as bytes
-
-
-def read_lines(conn: sqlite3.Connection, session_id: str, start: int, end: int) -> list[bytes]:
-    """The lines of the events with `start <= index < end`, in order."""
-    rows = conn.execute(
-        "SELECT line FROM events WHERE session_id = ? AND idx >= ? AND idx < ? ORDER BY idx", (session_id, start, end)
-    ).fetchall()
-    return [row[0] for row in rows]
 
 
 def event_count(conn: sqlite3.Connection, session_id: str) -> int:
@@ -339,46 +330,6 @@ def claim_address(conn: sqlite3.Connection, session_id: str, address: str) -> st
     return session_id
 
 
-def acquire(conn: sqlite3.Connection, session_id: str, owner: str, ttl: float) -> int | None:
-    """Take or renew the session's lease; the fencing token, or None while another owner holds it."""
-    now = time.time()
-    lease = conn.execute("SELECT owner, expires_at, fence FROM owners WHERE session_id = ?", (session_id,)).fetchone()
-    if lease is None:
-        conn.execute(
-            "INSERT INTO owners (session_id, owner, expires_at, fence) VALUES (?, ?, ?, 1)",
-            (session_id, owner, now + ttl),
-        )
-        return 1
-    holder, expires_at, fence = lease[0], float(lease[1]), int(lease[2])
-    if holder == owner:
-        conn.execute("UPDATE owners SET expires_at = ? WHERE session_id = ?", (now + ttl, session_id))
-        return fence
-    if holder is not None and expires_at > now:
-        return None
-    conn.execute(
-        "UPDATE owners SET owner = ?, expires_at = ?, fence = ? WHERE session_id = ?",
-        (owner, now + ttl, fence + 1, session_id),
-    )
-    return fence + 1
-
-
-def release(conn: sqlite3.Connection, session_id: str, owner: str) -> None:
-    """Give up the lease when `owner` holds it."""
-    conn.execute(
-        "UPDATE owners SET owner = NULL, expires_at = 0 WHERE session_id = ? AND owner = ?", (session_id, owner)
-    )
-
-
-def orphaned_sessions(conn: sqlite3.Connection) -> list[str]:
-    """Active sessions whose lease expired without a release, oldest first."""
-    rows = conn.execute(
-        "SELECT s.id FROM owners o JOIN sessions s ON s.id = o.session_id "
-        "WHERE o.owner IS NOT NULL AND o.expires_at <= ? AND s.status = 'active' ORDER BY s.created_at, s.rowid",
-        (time.time(),),
-    ).fetchall()
-    return [str(row[0]) for row in rows]
-
-
 def expired_sessions(conn: sqlite3.Connection, now: float, limit: int) -> list[str]:
     """Active sessions past their deadline (at `now`) that no unexpired lease holds, earliest deadline first."""
     rows = conn.execute(
@@ -388,3 +339,17 @@ def expired_sessions(conn: sqlite3.Connection, now: float, limit: int) -> list[s
         (now, time.time(), limit),
     ).fetchall()
     return [str(row[0]) for row in rows]
+
+
+def claim_schedule_fire(conn: sqlite3.Connection, schedule: str, at: float) -> ScheduleClaim:
+    """Claim a fire time later than the schedule's last one (see `Store.claim_schedule_fire`), on the writer."""
+    row = conn.execute("SELECT last_fire FROM schedule_fires WHERE schedule = ?", (schedule,)).fetchone()
+    previous = None if row is None else float(row[0])
+    if previous is not None and at <= previous:
+        return ScheduleClaim(claimed=False, previous=previous)
+    conn.execute(
+        "INSERT INTO schedule_fires (schedule, last_fire, claimed_at) VALUES (?, ?, ?) "
+        "ON CONFLICT (schedule) DO UPDATE SET last_fire = excluded.last_fire, claimed_at = excluded.claimed_at",
+        (schedule, at, time.time()),
+    )
+    return ScheduleClaim(claimed=True, previous=previous)

@@ -1,0 +1,71 @@
+"""What `eve --help` and `eve info` import on the template app: the modules their time budget leaves out.
+
+A small runner runs `eve` in a fresh interpreter and writes `sys.modules` at exit, so each
+assertion names a module a change brought back (the time itself is `bench/cli_startup.py`'s).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+RUNNER = """
+import atexit, json, sys
+record = sys.argv[1]
+atexit.register(lambda: open(record, "w").write(json.dumps(sorted(sys.modules))))
+sys.argv = ["eve", *sys.argv[2:]]
+from eve_cli.main import main
+main()
+"""
+
+
+def _imported(args: list[str], cwd: Path, record: Path) -> set[str]:
+    result = subprocess.run([sys.executable, "-c", RUNNER, str(record), *args], cwd=cwd, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    modules: list[str] = json.loads(record.read_text())
+    return set(modules)
+
+
+def _package(modules: set[str], name: str) -> list[str]:
+    return [m for m in modules if m == name or m.startswith(name + ".")]
+
+
+@pytest.fixture
+def template_app(tmp_path: Path) -> Path:
+    shutil.copytree(REPO / "templates" / "default", tmp_path / "app")
+    for agent in (tmp_path / "app" / "agent").rglob("agent.py"):
+        agent.write_text(agent.read_text().replace("{{model}}", "test"))
+    return tmp_path / "app"
+
+
+def test_help_imports_neither_pydantic_nor_the_runtime(tmp_path: Path) -> None:
+    modules = _imported(["--help"], tmp_path, tmp_path / "modules.json")
+    assert "typer" in modules
+    for package in ("litellm", "pydantic", "rich", "asyncio", "eve_runtime.project", "eve_runtime.authoring"):
+        assert not _package(modules, package), package
+
+
+def test_info_imports_what_compiling_needs_and_no_more(template_app: Path, tmp_path: Path) -> None:
+    modules = _imported(["info"], template_app, tmp_path / "modules.json")
+    assert "eve_runtime.project.compiler" in modules  # it did compile the app
+    assert not _package(modules, "litellm")
+    # the authoring API the template's files do not use, the runtime and the stores
+    for package in ("eve_runtime.authoring.evals", "eve_runtime.sessions", "eve_runtime.store", "eve_runtime.engine"):
+        assert not _package(modules, package), package
+    # the model layer: compiling asks only whether an id is the test model and which key a provider needs
+    assert not {"eve_runtime.models.base", "eve_runtime.models.litellm_model", "eve_runtime.messages"} & modules
+    assert "yaml" not in modules  # the template's frontmatter is simple `key: text` lines
+    assert not {"asyncio", "eve_runtime.sandbox.handle"} & modules  # the tools are compiled, never run
+
+
+def test_info_json_imports_what_compiling_needs_and_no_more(template_app: Path, tmp_path: Path) -> None:
+    modules = _imported(["info", "--json"], template_app, tmp_path / "modules.json")
+    assert "eve_runtime.project.compiler" in modules
+    for package in ("litellm", "eve_runtime.sessions", "rich", "yaml", "asyncio"):
+        assert not _package(modules, package), package  # rich draws only the human view
