@@ -19,6 +19,7 @@ CRASHPOINTS = (
     "after-turn-opened",
     "during-model-call",
     "after-actions-requested",
+    "after-input-requested",
     "after-tool-effect",
     "before-checkpoint",
     "before-turn-end",

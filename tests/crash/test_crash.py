@@ -162,6 +162,40 @@ def test_a_parked_approval_survives_kill_9_and_runs_once(tmp_path: Path) -> None
         server.kill()
 
 
+def test_a_kill_after_the_approval_request_but_before_the_park_still_waits_for_the_answer(tmp_path: Path) -> None:
+    """`input.requested` is durable, the park's checkpoint is not: the restart parks the turn on that request."""
+    app = scaffold(tmp_path)
+    ledger = tmp_path / "ledger.ndjson"
+    server = EveProcess(app, ledger)
+    client = Client(server)
+    try:
+        server.start(crashpoint="after-input-requested")
+        created = client.create("op-1", '/call guarded {"label": "asked-once"}')
+        assert server.wait_dead(), "the process did not die at after-input-requested"
+        server.kill()
+        server.start()
+        if created.outcome != "ok":
+            created = client.create("op-1", '/call guarded {"label": "asked-once"}')
+        assert created.session is not None
+        session = created.session
+        request_id = _parked_request(client, session)  # the request the killed process raised
+        events = client.events(session)
+        requested = [e for e in events if e["type"] == "input.requested"]
+        assert len(requested) == 1 and requested[0]["data"]["requests"][0]["requestId"] == request_id
+        assert [e for e in events if e["type"] == "action.result"] == []  # the call is not closed as abandoned
+        assert read_ledger(ledger) == []
+        answered = client.respond(session, request_id, "approve", "k-approve")
+        assert answered.outcome == "ok"
+        events = client.wait_quiet(session, turns=1)
+        assert [line["label"] for line in read_ledger(ledger)] == ["asked-once"]
+        assert sum(e["type"] == "turn.started" for e in events) == 1
+        results = [e["data"] for e in events if e["type"] == "action.result"]
+        assert [r["status"] for r in results] == ["completed"]
+        assert check(client, [session], ledger).violations() == {}
+    finally:
+        server.kill()
+
+
 def test_a_kill_while_an_approved_call_runs_never_runs_it_again(tmp_path: Path) -> None:
     app = scaffold(tmp_path)
     ledger = tmp_path / "ledger.ndjson"

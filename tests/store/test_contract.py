@@ -269,6 +269,18 @@ async def test_read_events_slices(store: Store) -> None:
     assert await store.event_count("missing") == 0
 
 
+async def test_read_events_can_leave_out_some_types(store: Store) -> None:
+    await store.create_session(session("s1"))
+    rows = [EventRow(0, "a", b"0"), EventRow(1, "delta", b"1"), EventRow(2, "b", b"2"), EventRow(3, "other", b"3")]
+    rows.append(EventRow(4, "delta", b"4"))
+    await store.commit("s1", Commit(events=rows))
+    kept = await store.read_events("s1", skip=("delta", "other"))
+    assert kept == [rows[0], rows[2]]  # the others keep their own indexes
+    assert await store.read_events("s1", 1, 4, skip=("delta",)) == [rows[2], rows[3]]
+    assert await store.read_events("s1", skip=()) == rows
+    assert await store.read_events("missing", skip=("delta",)) == []
+
+
 async def test_read_chunk_joins_the_stored_lines(store: Store, backend: Backend) -> None:
     await store.create_session(session("s1"))
     await store.commit("s1", Commit(events=events(0, b"0", b"1", b"2", b"3", type="t")))

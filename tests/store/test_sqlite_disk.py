@@ -63,8 +63,8 @@ async def test_a_chunk_over_the_value_limit_comes_in_smaller_chunks(tmp_path: Pa
         await store.create_session(session("s1"))
         lines = [f"line {n:04}".encode() * 10 for n in range(50)]  # 90 bytes each, 4.5 KB in all
         await store.commit("s1", Commit(events=events(0, *lines)))
-        assert store._read_conn is not None
-        store._read_conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 1000)  # about 10 lines fit in one value
+        assert store._reader is not None
+        await store._reader.submit(lambda conn: conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 1000))  # ~10 lines a value
         body, cursor = b"", 0
         while True:
             chunk = await store.read_chunk("s1", cursor, 50)
@@ -73,7 +73,7 @@ async def test_a_chunk_over_the_value_limit_comes_in_smaller_chunks(tmp_path: Pa
             assert 1 <= chunk.count <= 10 and len(chunk.body) <= 1000
             body, cursor = body + chunk.body, cursor + chunk.count
         assert body == b"".join(line + b"\n" for line in lines)
-        store._read_conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 50)  # not even one line fits: the error stands
+        await store._reader.submit(lambda conn: conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 50))  # not one line fits now
         with pytest.raises(StoreError, match="too big"):
             await store.read_chunk("s1", 0, 50)
     finally:

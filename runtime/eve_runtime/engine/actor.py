@@ -33,7 +33,7 @@ from eve_runtime.engine.inbox import Inbox
 from eve_runtime.engine.loop import work
 from eve_runtime.engine.ports import ActorHost
 from eve_runtime.engine.turn_start import message_of, model_for_step, user_message_of
-from eve_runtime.events.catalog import StreamEvent, TurnAt
+from eve_runtime.events.catalog import DELTA_FIELDS, StreamEvent, TurnAt
 from eve_runtime.events.turns import (
     MessageReceived,
     SessionCompleted,
@@ -184,10 +184,10 @@ class SessionActor:
         return LoadedSession(self.session, self.state, self.history, self.emitter.next_index, self.emitter.fence)
 
     async def events_after_checkpoint(self) -> list[dict[str, Any]]:
-        """The events an interrupted attempt wrote after the last checkpoint (recovery reads them)."""
+        """The events an interrupted attempt wrote after the checkpoint, but streamed deltas (nothing recovers them)."""
         if self.emitter.next_index <= self.state.event_count:
             return []
-        rows = await self.host.store.read_events(self.session_id, self.state.event_count)
+        rows = await self.host.store.read_events(self.session_id, self.state.event_count, skip=DELTA_FIELDS)
         return [json.loads(row.line) for row in rows]
 
     # -- builds ----------------------------------------------------------------------------------

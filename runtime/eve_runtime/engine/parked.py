@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from eve_runtime.authoring.approval import ApprovalCheck, Decision, decide
 from eve_runtime.checkpoint import Awaiting, CallRecord, PendingRequest, principal_of
+from eve_runtime.crashpoints import armed, crashpoint
 from eve_runtime.engine.authorization import (
     AUTHORIZED,
     DECLINED,
@@ -112,10 +113,15 @@ async def park_for_approval(
                 call=CallRecord(id=call.id, name=call.name, arguments=call.arguments),
             )
         )
+    # Asked before anything is emitted: with no wait between the requests and the commit below,
+    # `input.requested` is never durable ahead of the park (recovery re-parks it if it were).
+    needed = {call.id: await sign_ins(session, call) for call in asking}
     if requests:
         session.emit(InputRequested(StepAt.of(turn, step_index), [r.request for r in requests]))
         relay_to_parent(session, "requested", {"requests": [r.request for r in requests]})
-    needed = {call.id: await sign_ins(session, call) for call in asking}
+        if armed("after-input-requested"):  # the crash tests' moment: the requests durable, the park not
+            await session.flush()
+            crashpoint("after-input-requested")
     requests += authorization_requests(session, StepAt.of(turn, step_index), asking, needed)
     turn.awaiting = Awaiting(step_index=step_index, requests=requests)
     _emit_waiting(session)

@@ -16,6 +16,10 @@ turn's history is rebuilt without running anything again:
   the next step;
 - and a skill load (a `load-skill` action) without a result, which has no effect to fear: it is
   answered again from the agent's skills (and its `load-skill-result` written then);
+- and a call of a completed step waiting for its approval (its `input.requested` durable, the
+  park's checkpoint not): nothing ran it, and someone may already be answering the request, so the
+  turn parks on it again, exactly as the lost checkpoint would have (`turn.waiting` is written
+  if it was lost too);
 - text the interrupted step streamed is dropped (streamed deltas stay on the stream).
 
 The turn then re-runs the interrupted step, with the same `turnId`, `stepIndex` and `sequence`.
@@ -28,12 +32,13 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from eve_runtime.checkpoint import CallRecord
+from eve_runtime.checkpoint import Awaiting, CallRecord, PendingRequest
 from eve_runtime.engine.ports import Session
 from eve_runtime.engine.skills import LOAD_SKILL, skill_outcome
 from eve_runtime.engine.workflow import journal_from_events
 from eve_runtime.events.actions import ActionResult
-from eve_runtime.events.catalog import StepAt
+from eve_runtime.events.catalog import StepAt, TurnAt
+from eve_runtime.events.turns import TurnWaiting
 from eve_runtime.events.usage import add_call, call_usage_of
 from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessage
 from eve_runtime.models.base import Usage
@@ -41,6 +46,7 @@ from eve_runtime.outcomes import ABANDONED_CODE, ABANDONED_TEXT, ToolOutcome, ab
 from eve_runtime.project.runtime_agent import RuntimeAgent
 from eve_runtime.tasks.delegation import working_tasks
 from eve_runtime.tasks.flow import recover_tasks
+from eve_runtime.tasks.relay import relay_to_parent
 
 logger = logging.getLogger("eve.actor")
 
@@ -58,6 +64,8 @@ class _Step:
     skill_loads: set[str] = field(default_factory=set)
     """The calls that were `load-skill` actions."""
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    asked: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The approval request (`input.requested` entry) of each call that asked for one."""
     usage: Usage | None = None
     cost_usd: float | None = None
     finish_reason: str | None = None
@@ -80,6 +88,10 @@ class RecoveredSteps:
     """Workflow calls of the interrupted step to run again with their journals."""
     closings: list[ActionResult] = field(default_factory=list)
     """The closing `action.result` of each call that had none: abandoned calls and re-answered skill loads."""
+    awaiting: Awaiting | None = None
+    """The approvals the last step asked for and nobody answered: the turn parks on them again."""
+    waiting_written: bool = False
+    """Whether the turn's `turn.waiting` is among the events (else the re-park writes it)."""
 
 
 def _result_content(agent: RuntimeAgent, name: str, data: dict[str, Any]) -> tuple[str, bool]:
@@ -103,12 +115,22 @@ def _result_content(agent: RuntimeAgent, name: str, data: dict[str, Any]) -> tup
 def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]], next_step: int) -> RecoveredSteps:
     """Rebuild the steps of turn `turn_id` from events written after its checkpoint."""
     steps: dict[int, _Step] = {}
+    resolved: set[str] = set()
+    waiting_written = False
     for event in events:
         data = event.get("data", {})
-        if data.get("turnId") != turn_id or "stepIndex" not in data:
-            continue
-        step = steps.setdefault(data["stepIndex"], _Step(data["stepIndex"]))
         kind = event.get("type")
+        if kind == "input.resolved":
+            resolved.update(str(r.get("requestId")) for r in data.get("resolutions", []))
+        if data.get("turnId") != turn_id:
+            continue
+        if kind == "turn.waiting":
+            waiting_written = True
+        if "stepIndex" not in data:
+            continue
+        step = steps.get(data["stepIndex"])
+        if step is None:
+            step = steps[data["stepIndex"]] = _Step(data["stepIndex"])
         if kind == "message.completed":
             step.text = data.get("message")
         elif kind == "actions.requested":
@@ -121,6 +143,10 @@ def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]
                     step.skill_loads.add(action["callId"])
         elif kind == "action.result":
             step.results[data["result"]["callId"]] = data
+        elif kind == "input.requested" and "callId" not in data:  # a workflow tool's own asks name their call
+            for request in data.get("requests", []):
+                if request.get("kind") == "tool-approval":
+                    step.asked[request["action"]["callId"]] = request
         elif kind == "step.completed":
             step.completed = True
             step.finish_reason = data.get("finishReason")
@@ -130,7 +156,9 @@ def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]
     usage: list[tuple[Usage, float | None]] = []
     resume: list[CallRecord] = []
     closings: list[ActionResult] = []
+    parked: list[PendingRequest] = []
     interrupted = False
+    last_index = max(steps, default=-1)
     for index in sorted(steps):
         step = steps[index]
         next_step = index + 1 if step.completed else index
@@ -146,6 +174,14 @@ def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]
         )
         for call in step.calls:
             recorded = step.results.get(call.id)
+            request = step.asked.get(call.id)
+            asked = recorded is None and request is not None and step.completed and index == last_index
+            if asked and request is not None and request["requestId"] not in resolved:  # never answered: it waits
+                record = CallRecord(id=call.id, name=call.name, arguments=call.arguments)
+                parked.append(
+                    PendingRequest(request_id=request["requestId"], kind="tool-approval", request=request, call=record)
+                )
+                continue
             if recorded is None and _is_workflow(agent, call.name):
                 journal = journal_from_events(call.id, events)
                 resume.append(CallRecord(id=call.id, name=call.name, arguments=call.arguments, journal=journal))
@@ -159,7 +195,7 @@ def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]
             else:
                 content, is_error = _result_content(agent, call.name, recorded)
             history.append(ToolMessage(tool_call_id=call.id, name=call.name, content=content, is_error=is_error))
-    last = steps[max(steps)] if steps else None
+    last = steps[last_index] if steps else None
     replied = (
         last is not None
         and last.completed
@@ -174,6 +210,8 @@ def recover_steps(agent: RuntimeAgent, turn_id: str, events: list[dict[str, Any]
         replied=replied,
         resume=resume,
         closings=closings,
+        awaiting=Awaiting(step_index=last_index, requests=parked) if parked else None,
+        waiting_written=waiting_written,
     )
 
 
@@ -236,6 +274,11 @@ async def recover_turn(session: Session) -> None:
     for usage, cost in recovered.usage:
         add_call(session.state.usage, usage, cost)
     turn.step_index = recovered.next_step
+    if recovered.awaiting is not None:  # the park's checkpoint was lost: park again (see the module docstring)
+        turn.awaiting = recovered.awaiting
+        relay_to_parent(session, "requested", {"requests": [r.request for r in recovered.awaiting.requests]})
+        if not recovered.waiting_written:
+            session.emit(TurnWaiting(TurnAt.of(turn), "input", session.state.usage))
     # a workflow tool resumed from its journal lost nothing: that alone is no interruption
     if (recovered.interrupted and not recovered.resume) or executed:
         turn.interruptions += 1

@@ -36,7 +36,7 @@ from eve_runtime.redaction import REDACTOR, install_log_redaction
 from eve_runtime.server.app import create_app
 from eve_runtime.server.auth import Authenticator, BearerTokenAuth, LoopbackAuth, is_loopback_host, token_problem
 from eve_runtime.server.stream import StreamOptions
-from eve_runtime.serving import event_loop
+from eve_runtime.serving import event_loop, heap
 from eve_runtime.serving.broken import BrokenBuild, wait_for_fix
 from eve_runtime.serving.companion import Companion, client_host
 from eve_runtime.serving.http_limits import HttpLimits, protocol_class
@@ -250,6 +250,7 @@ async def _serve(
         watching: asyncio.Task[None] | None = None
         stop_watching = asyncio.Event()
         try:
+            heap.settle_heap(reload=reload)
             await runtime.start()
             app = create_app(
                 runtime,

@@ -35,7 +35,7 @@ Postgres) passes the same contract test suite.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -249,8 +249,10 @@ class Store(ABC):
         """
 
     @abstractmethod
-    async def read_events(self, session_id: str, start: int = 0, end: int | None = None) -> list[EventRow]:
-        """Events with `start <= index < end` (to the tail when `end` is None), in order."""
+    async def read_events(
+        self, session_id: str, start: int = 0, end: int | None = None, *, skip: Collection[str] = ()
+    ) -> list[EventRow]:
+        """Events with `start <= index < end` (to the tail when `end` is None), in order, but types in `skip`."""
 
     @abstractmethod
     async def read_chunk(
@@ -271,10 +273,7 @@ class Store(ABC):
 
     @abstractmethod
     async def wait_for_events(self, session_id: str, known: int, timeout: float) -> int:
-        """Wait until the session has more than `known` events, or `timeout` seconds pass.
-
-        Returns the event count then (equal to `known` on timeout).
-        """
+        """Wait until the session has more than `known` events, or `timeout` seconds pass; the event count then."""
 
     def watched(self, session_id: str) -> bool:
         """Whether someone may be reading the session's stream now (a `wait_for_events` waits, or did lately)."""

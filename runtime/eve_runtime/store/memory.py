@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections import OrderedDict
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
 from eve_runtime.store.backend_common import EventWaiters, check_events, encode_payload
@@ -199,12 +200,15 @@ class MemoryStore(Store):
         if commit.events:
             self._waiters.notify((session_id,))
 
-    async def read_events(self, session_id: str, start: int = 0, end: int | None = None) -> list[EventRow]:
+    async def read_events(
+        self, session_id: str, start: int = 0, end: int | None = None, *, skip: Collection[str] = ()
+    ) -> list[EventRow]:
         self._check_open()
         session = self._sessions.get(session_id)
         if session is None:
             return []
-        return session.events[max(start, 0) : end if end is None else max(end, 0)]
+        rows = session.events[max(start, 0) : end if end is None else max(end, 0)]
+        return [row for row in rows if row.type not in skip] if skip else rows
 
     async def read_chunk(
         self, session_id: str, start: int, end: int, stop_after: frozenset[str] = frozenset()

@@ -16,7 +16,7 @@ import functools
 import itertools
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any, TypeVar
 
 import psycopg
@@ -270,12 +270,16 @@ class PostgresStore(Store):
         if commit.events:
             self._waiters.notify((session_id,))
 
-    async def read_events(self, session_id: str, start: int = 0, end: int | None = None) -> list[EventRow]:
+    async def read_events(
+        self, session_id: str, start: int = 0, end: int | None = None, *, skip: Collection[str] = ()
+    ) -> list[EventRow]:
         rows = await self._rows(
-            "SELECT idx, type, line FROM events WHERE session_id = %s AND idx >= %s AND idx < %s ORDER BY idx",
+            "SELECT idx, type, line FROM events WHERE session_id = %s AND idx >= %s AND idx < %s"
+            " AND NOT (type = ANY(%s)) ORDER BY idx",
             session_id,
             start,
             (1 << 62) if end is None else end,
+            list(skip),
         )
         return [EventRow(int(row[0]), row[1], bytes(row[2])) for row in rows]
 

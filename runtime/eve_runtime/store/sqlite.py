@@ -12,7 +12,9 @@ Writes go to one writer thread that groups concurrent commits into one transacti
 (see [`SqliteWriter`][eve_runtime.store.sqlite_writer.SqliteWriter], which also keeps the WAL
 small). Reads see only committed transactions: those of a few rows by key run on the event
 loop's own connection (a few microseconds, a tenth of a hand-off to a thread and back), those of
-unbounded size (events, history, lists of sessions) on one reader thread with its own.
+unbounded size (events, history, lists of sessions) on one reader thread with its own, which
+answers the reads queued together in one batch
+([`SqliteReader`][eve_runtime.store.sqlite_reader.SqliteReader]).
 
 A full disk must not stop the sessions already running, nor lose what was accepted: while the
 data directory's file system has less than `min_free_mb` free, new work (a new session, a new
@@ -24,14 +26,13 @@ without storing anything.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import errno
 import fcntl
 import functools
 import logging
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TypeVar
 
@@ -53,6 +54,7 @@ from eve_runtime.store.base import (
     StoreUnavailable,
 )
 from eve_runtime.store.sqlite_chunks import read_chunk
+from eve_runtime.store.sqlite_reader import SqliteReader
 from eve_runtime.store.sqlite_schema import DATABASE_NAME, connect, ensure_schema
 from eve_runtime.store.sqlite_writer import DEFAULT_WAL_LIMIT, SqliteWriter, WriterStats, as_store_error
 from eve_runtime.store.tail_cache import DEFAULT_TAIL_CACHE_BYTES, TailCache
@@ -142,8 +144,7 @@ class SqliteStore(Store):
         self._wal_limit = wal_limit
         self._lock_fd: int | None = None
         self._writer: SqliteWriter | None = None
-        self._reader: concurrent.futures.ThreadPoolExecutor | None = None
-        self._read_conn: sqlite3.Connection | None = None
+        self._reader: SqliteReader | None = None
         self._peek_conn: sqlite3.Connection | None = None  # the event loop's (see the module docstring)
         self._waiters = EventWaiters()
         self.tail_cache = TailCache(tail_cache_bytes)
@@ -174,8 +175,8 @@ class SqliteStore(Store):
             wal = (f"{self.path}-wal", self._wal_limit)
             self._writer = SqliteWriter(self._connect_writer, loop, self._waiters.notify, wal)
             await self._writer.start()
-            self._reader = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="eve-sqlite-reader")
-            self._read_conn = await loop.run_in_executor(self._reader, connect, self.path)
+            self._reader = SqliteReader(functools.partial(connect, self.path), loop)
+            await self._reader.start()
             self._peek_conn = connect(self.path)
         except BaseException:
             await self._shutdown()
@@ -190,7 +191,6 @@ class SqliteStore(Store):
         self.tail_cache.clear()
         writer, self._writer = self._writer, None
         reader, self._reader = self._reader, None
-        read_conn, self._read_conn = self._read_conn, None
         peek_conn, self._peek_conn = self._peek_conn, None
         lock_fd, self._lock_fd = self._lock_fd, None
         try:
@@ -199,9 +199,7 @@ class SqliteStore(Store):
             if writer is not None:
                 await writer.stop()
             if reader is not None:
-                if read_conn is not None:
-                    await asyncio.get_running_loop().run_in_executor(reader, read_conn.close)
-                reader.shutdown(wait=False)
+                await reader.stop()
         finally:
             if lock_fd is not None:
                 _drop_lock(lock_fd)
@@ -256,13 +254,9 @@ class SqliteStore(Store):
         return await self._writer.submit(fn, notify)
 
     async def _read(self, fn: Callable[..., T], *args: object) -> T:
-        if self._reader is None or self._read_conn is None:
+        if self._reader is None:
             raise StoreError(f"The eve store in {str(self.directory)!r} is closed: call open() first.")
-        call = functools.partial(fn, self._read_conn, *args)
-        try:
-            return await asyncio.get_running_loop().run_in_executor(self._reader, call)
-        except sqlite3.Error as exc:
-            raise as_store_error(exc) from exc
+        return await self._reader.submit(lambda conn: fn(conn, *args))
 
     def _peek(self, fn: Callable[..., T], *args: object) -> T:
         """A read of a few rows by key, on the event loop's connection."""
@@ -303,8 +297,10 @@ class SqliteStore(Store):
         await self._write(lambda conn: ops.apply_commit(conn, session_id, commit), notify)
         self.tail_cache.add(session_id, commit.events)
 
-    async def read_events(self, session_id: str, start: int = 0, end: int | None = None) -> list[EventRow]:
-        return await self._read(ops.read_events, session_id, start, end)
+    async def read_events(
+        self, session_id: str, start: int = 0, end: int | None = None, *, skip: Collection[str] = ()
+    ) -> list[EventRow]:
+        return await self._read(ops.read_events, session_id, start, end, tuple(skip))
 
     async def read_chunk(
         self, session_id: str, start: int, end: int, stop_after: frozenset[str] = frozenset()

@@ -85,11 +85,15 @@ def pending_deliveries(conn: sqlite3.Connection, session_id: str) -> list[Delive
     return [delivery_from_row(row) for row in rows]
 
 
-def read_events(conn: sqlite3.Connection, session_id: str, start: int, end: int | None) -> list[EventRow]:
-    """Events with `start <= index < end`, in order."""
+def read_events(
+    conn: sqlite3.Connection, session_id: str, start: int, end: int | None, skip: tuple[str, ...] = ()
+) -> list[EventRow]:
+    """Events with `start <= index < end` whose type is not in `skip`, in order."""
+    # the types left out are filtered in SQLite: their rows never become Python objects
+    leave_out = f" AND type NOT IN ({','.join('?' * len(skip))})" if skip else ""
     rows = conn.execute(
-        "SELECT idx, type, line FROM events WHERE session_id = ? AND idx >= ? AND idx < ? ORDER BY idx",
-        (session_id, start, (1 << 62) if end is None else end),
+        f"SELECT idx, type, line FROM events WHERE session_id = ? AND idx >= ? AND idx < ?{leave_out} ORDER BY idx",
+        (session_id, start, (1 << 62) if end is None else end, *skip),
     ).fetchall()
     return [EventRow(row[0], row[1], row[2]) for row in rows]  # BLOB columns already come back as bytes
 
