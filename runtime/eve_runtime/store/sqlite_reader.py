@@ -14,15 +14,12 @@ it means.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
-import queue
 import sqlite3
-import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from eve_runtime.store.base import StoreError
+from eve_runtime.store.sqlite_thread import ConnectionThread
 from eve_runtime.store.sqlite_writer import as_store_error
 
 __all__ = ["MAX_BATCH", "SqliteReader"]
@@ -37,7 +34,7 @@ logger = logging.getLogger(__name__)
 _Read = tuple[Callable[[sqlite3.Connection], Any], "asyncio.Future[Any]"]
 
 
-class SqliteReader:
+class SqliteReader(ConnectionThread[_Read]):
     """The thread that owns the read connection and answers reads in batches.
 
     Args:
@@ -46,81 +43,25 @@ class SqliteReader:
     """
 
     def __init__(self, connect: Callable[[], sqlite3.Connection], loop: asyncio.AbstractEventLoop) -> None:
-        self._connect = connect
-        self._loop = loop
-        self._queue: queue.SimpleQueue[_Read | None] = queue.SimpleQueue()
-        self._ready: concurrent.futures.Future[None] = concurrent.futures.Future()
-        self._thread = threading.Thread(target=self._run, name="eve-sqlite-reader", daemon=True)
-        self._stopping = False
-
-    async def start(self) -> None:
-        """Start the thread and wait until its connection is open.
-
-        Raises:
-            StoreError: The database cannot be opened.
-        """
-        self._thread.start()
-        try:
-            await asyncio.wrap_future(self._ready)
-        except BaseException:
-            await asyncio.to_thread(self._thread.join)
-            raise
+        super().__init__(connect, loop, "eve-sqlite-reader", MAX_BATCH)
 
     async def submit(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn` on the reader thread; its result (or its error, as a store error)."""
-        if self._stopping:
-            raise StoreError("The SQLite store is closed: call open() first.")
         future: asyncio.Future[T] = self._loop.create_future()
-        self._queue.put((fn, future))
+        self._put((fn, future))
         return await future
 
-    async def stop(self) -> None:
-        """Answer the queued reads, close the connection and end the thread."""
-        if self._stopping:
-            return
-        self._stopping = True
-        self._queue.put(None)
-        await asyncio.to_thread(self._thread.join)
-
-    # -- on the reader thread ------------------------------------------------------------------
-
-    def _run(self) -> None:
+    def _handle(self, conn: sqlite3.Connection, batch: list[_Read]) -> None:
+        answers: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
+        for fn, future in batch:
+            try:
+                answers.append((future, fn(conn), None))
+            except Exception as exc:
+                answers.append((future, None, as_store_error(exc)))
         try:
-            conn = self._connect()
-        except BaseException as exc:
-            self._ready.set_exception(exc)
-            return
-        self._ready.set_result(None)
-        try:
-            stop = False
-            while not stop:
-                first = self._queue.get()
-                if first is None:
-                    break
-                batch = [first]
-                while len(batch) < MAX_BATCH:
-                    try:
-                        read = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-                    if read is None:
-                        stop = True
-                        break
-                    batch.append(read)
-                answers: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
-                for fn, future in batch:
-                    try:
-                        answers.append((future, fn(conn), None))
-                    except Exception as exc:
-                        answers.append((future, None, as_store_error(exc)))
-                try:
-                    self._loop.call_soon_threadsafe(_resolve, answers)
-                except RuntimeError:  # the loop is closed: nobody waits for these results any more
-                    logger.debug("event loop closed; dropping %d store reads", len(answers))
-                first = read = None  # drop the finished reads (and what they returned) before blocking
-                batch, answers = [], []
-        finally:
-            conn.close()
+            self._loop.call_soon_threadsafe(_resolve, answers)
+        except RuntimeError:  # the loop is closed: nobody waits for these results any more
+            logger.debug("event loop closed; dropping %d store reads", len(answers))
 
 
 def _resolve(answers: list[tuple[asyncio.Future[Any], Any, BaseException | None]]) -> None:

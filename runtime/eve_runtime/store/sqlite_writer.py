@@ -19,17 +19,15 @@ found the disk full), the writer checkpoints it with `wal_checkpoint(TRUNCATE)`,
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
 import os
-import queue
 import sqlite3
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from eve_runtime.store.base import StoreError, StoreUnavailable
+from eve_runtime.store.sqlite_thread import ConnectionThread
 
 __all__ = ["DEFAULT_WAL_LIMIT", "MAX_GROUP", "SqliteWriter", "WriterStats", "as_store_error"]
 
@@ -90,7 +88,7 @@ def as_store_error(exc: BaseException) -> BaseException:
     return exc
 
 
-class SqliteWriter:
+class SqliteWriter(ConnectionThread[_Job]):
     """The thread that owns the write connection and applies jobs in group transactions.
 
     Args:
@@ -108,28 +106,10 @@ class SqliteWriter:
         on_events: Callable[[set[str]], None],
         wal: tuple[str, int] | None = None,
     ) -> None:
-        self._connect = connect
+        super().__init__(connect, loop, "eve-sqlite-writer", MAX_GROUP)
         self._wal = wal
-        self._loop = loop
         self._on_events = on_events
-        self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._ready: concurrent.futures.Future[None] = concurrent.futures.Future()
-        self._thread = threading.Thread(target=self._run, name="eve-sqlite-writer", daemon=True)
-        self._stopping = False
         self.stats = WriterStats()
-
-    async def start(self) -> None:
-        """Start the thread and wait until its connection is open.
-
-        Raises:
-            StoreError: The database cannot be opened.
-        """
-        self._thread.start()
-        try:
-            await asyncio.wrap_future(self._ready)
-        except BaseException:
-            await asyncio.to_thread(self._thread.join)
-            raise
 
     async def submit(self, fn: Callable[[sqlite3.Connection], T], notify: str | None = None) -> T:
         """Run `fn` in a transaction on the writer thread; its result once the transaction is durable.
@@ -138,59 +118,24 @@ class SqliteWriter:
             fn: The job; it raises to refuse (its writes are then rolled back, nobody else's).
             notify: A session whose event log this job appends to, woken after the commit.
         """
-        if self._stopping:
-            raise StoreError("The SQLite store is closed: call open() first.")
         future: asyncio.Future[T] = self._loop.create_future()
-        self._queue.put(_Job(fn, future, notify))
+        self._put(_Job(fn, future, notify))
         return await future
-
-    async def stop(self) -> None:
-        """Finish the queued jobs, close the connection and end the thread."""
-        if self._stopping:
-            return
-        self._stopping = True
-        self._queue.put(None)
-        await asyncio.to_thread(self._thread.join)
 
     # -- on the writer thread -----------------------------------------------------------------
 
-    def _run(self) -> None:
-        try:
-            conn = self._connect()
-        except BaseException as exc:
-            self._ready.set_exception(exc)
-            return
+    def _prepare(self, conn: sqlite3.Connection) -> None:
         if self._wal is not None:
             conn.execute(f"PRAGMA journal_size_limit = {int(self._wal[1])}")
-        self._ready.set_result(None)
+
+    def _handle(self, conn: sqlite3.Connection, batch: list[_Job]) -> None:
         try:
-            stop = False
-            while not stop:
-                first = self._queue.get()
-                if first is None:
-                    break
-                group = [first]
-                while len(group) < MAX_GROUP:
-                    try:
-                        job = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-                    if job is None:
-                        stop = True
-                        break
-                    group.append(job)
-                try:
-                    self._run_group(conn, group)
-                except Exception as exc:  # pragma: no cover - a bug here must not strand the callers
-                    logger.exception("the SQLite writer failed")
-                    self._rollback(conn)
-                    failed = [(job, None, StoreError(f"The SQLite writer failed: {exc!r}")) for job in group]
-                    self._loop.call_soon_threadsafe(self._resolve, failed, set())
-                # Drop the finished jobs (and the event text they hold) before blocking on the queue.
-                first = job = None
-                group = []
-        finally:
-            conn.close()
+            self._run_group(conn, batch)
+        except Exception as exc:  # pragma: no cover - a bug here must not strand the callers
+            logger.exception("the SQLite writer failed")
+            self._rollback(conn)
+            failed = [(job, None, StoreError(f"The SQLite writer failed: {exc!r}")) for job in batch]
+            self._loop.call_soon_threadsafe(self._resolve, failed, set())
 
     def _keep_wal_small(self, conn: sqlite3.Connection) -> None:
         """Checkpoint and truncate the WAL when it outgrew its limit, or the disk filled up (it may free it)."""
