@@ -34,7 +34,7 @@ if __package__ in (None, ""):
 from bench._common import local_world, median, verdict
 from eve_runtime.checkpoint import SessionState
 from eve_runtime.messages import MessageAdapter
-from eve_runtime.models.test_model import count_words
+from eve_runtime.models.token_count import count_words
 from eve_runtime.serving import event_loop
 from eve_runtime.store.base import Store
 

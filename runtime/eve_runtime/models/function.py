@@ -37,7 +37,8 @@ from eve_runtime.models.base import (
     ToolDefinition,
     Usage,
 )
-from eve_runtime.models.test_model import arguments_text, count_words, input_tokens, split_words, tool_call_events
+from eve_runtime.models.test_model import split_words, tool_call_events
+from eve_runtime.models.token_count import arguments_text, count_words, input_tokens
 
 __all__ = ["FunctionInfo", "FunctionModel", "FunctionReturn", "FunctionStreamItem"]
 

@@ -23,12 +23,10 @@ It speaks the same language as the fake OpenAI server the original eve was recor
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import operator
 import re
-import weakref
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +43,7 @@ from eve_runtime.models.base import (
     Usage,
 )
 from eve_runtime.models.test_summary import is_summary_request, summarize
+from eve_runtime.models.token_count import arguments_text, compact_json, count_words, input_tokens
 
 __all__ = ["TestModel"]
 
@@ -66,56 +65,6 @@ def split_words(text: str) -> list[str]:
     if lead:
         pieces[0] = lead + pieces[0]
     return pieces
-
-
-@functools.lru_cache(maxsize=16384)
-def count_words(text: str) -> int:
-    """Count whitespace-separated words (the test models' token unit).
-
-    Cached: every call recounts the whole conversation, whose messages repeat from call to call.
-    """
-    return len(text.split())
-
-
-def compact_json(value: Any) -> str:
-    """Serialize a value as compact JSON (no spaces after separators)."""
-    return json.dumps(value, separators=(",", ":"))
-
-
-def arguments_text(call: ToolCall) -> str:
-    """The argument text of a tool call: the raw invalid text, or the compact JSON object."""
-    return call.invalid_arguments if call.invalid_arguments is not None else compact_json(call.arguments)
-
-
-_message_words: dict[int, int] = {}
-"""Words per message object (by `id`, dropped when the message is collected): every call recounts
-the whole conversation, whose message objects are the same from call to call."""
-
-
-def _words(message: Message) -> int:
-    total = count_words(message.content)
-    if isinstance(message, AssistantMessage) and message.tool_calls:
-        total += sum(count_words(arguments_text(call)) for call in message.tool_calls)
-    return total
-
-
-def input_tokens(messages: Iterable[Message]) -> int:
-    """Words in all messages sent: their content plus each tool call's compact argument JSON."""
-    cache = _message_words
-    if not isinstance(messages, Sequence):
-        messages = list(messages)
-    counts = list(map(cache.get, map(id, messages)))  # passes at C speed over the conversation
-    if None in counts:  # count the new messages once (a request's instructions are new every time)
-        position = counts.index(None)
-        while True:
-            message = messages[position]
-            counts[position] = cache[id(message)] = _words(message)
-            weakref.finalize(message, cache.pop, id(message), None)
-            try:
-                position = counts.index(None, position + 1)
-            except ValueError:
-                break
-    return sum(counts)  # type: ignore[arg-type]  # no None is left
 
 
 def split_arguments(text: str) -> list[str]:
