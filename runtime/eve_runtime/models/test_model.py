@@ -178,12 +178,15 @@ def _described(message: Message | None) -> str:
     return "".join(lines)
 
 
+def _assistant_count(messages: list[Message]) -> int:
+    """The assistant messages so far: call ids count them, so they stay unique across steps and turns."""
+    return operator.countOf(map(type, messages), AssistantMessage)
+
+
 def _plan(
     messages: list[Message], user_index: int, user_text: str, directives: _Directives, *, offers_reply: bool
 ) -> tuple[str, list[ToolCall]]:
     """Decide this step's answer text and tool calls."""
-    # Call ids count the assistant messages so far, so they stay unique across steps and turns.
-    step = operator.countOf(map(type, messages), AssistantMessage)
     last_assistant: AssistantMessage | None = None
     results: list[ToolMessage] = []
     for message in messages[user_index + 1 :]:
@@ -193,13 +196,16 @@ def _plan(
             results.append(message)
 
     if last_assistant is None and directives.calls:
+        step = _assistant_count(messages)
         calls = [ToolCall(id=f"call_{step}_{i}", name=n, arguments=a) for i, (n, a) in enumerate(directives.calls)]
         return "\n".join(directives.say), calls
     if directives.json_given:
         # Once eve__reply was called, answer in text so an engine that asks again cannot loop.
         replied = last_assistant is not None and any(c.name == REPLY_TOOL for c in last_assistant.tool_calls)
         if offers_reply and isinstance(directives.json_value, dict) and not replied:
-            return "", [ToolCall(id=f"call_{step}_0", name=REPLY_TOOL, arguments=directives.json_value)]
+            return "", [
+                ToolCall(id=f"call_{_assistant_count(messages)}_0", name=REPLY_TOOL, arguments=directives.json_value)
+            ]
         return compact_json(directives.json_value), []
     if directives.reply:
         return "\n".join(directives.reply), []

@@ -82,17 +82,17 @@ def input_tokens(messages: Iterable[Message]) -> int:
         messages = list(messages)
     known = _message_words
     start = next((i for i, message in enumerate(messages) if id(message) in known), len(messages))
-    total = sum(map(_message_count, messages[:start]))
     if start == len(messages):
-        return total
+        return sum(map(_message_count, messages))
+    total = sum(map(_words, messages[:start]))  # the instructions, new on every call
     anchor = messages[start]
     rest = messages[start + 1 :]
     previous = _conversations.get(id(anchor))
     if previous is not None and rest[: len(previous[0])] == previous[0]:
-        conversation = previous[1] + _counts(rest[len(previous[0]) :])
+        conversation = previous[1] + sum(map(_words, rest[len(previous[0]) :]))
     else:
         conversation = _message_count(anchor) + _counts(rest)
         if previous is None:
             weakref.finalize(anchor, _conversations.pop, id(anchor), None)
-    _conversations[id(anchor)] = (list(rest), conversation)
+    _conversations[id(anchor)] = (rest if isinstance(rest, list) else list(rest), conversation)
     return total + conversation
