@@ -8,6 +8,7 @@ U+2029 are always escaped so that no line splitter ever breaks an event in two.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -17,9 +18,22 @@ __all__ = ["dumps", "event_line", "now_iso"]
 _SEPARATOR_ESCAPES = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
+_second = [-1, ""]  # the last second printed, and its text up to the seconds
+
+
 def now_iso() -> str:
-    """The current time as eve prints it: ISO 8601, milliseconds, `Z`."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """The current time as eve prints it: ISO 8601, milliseconds, `Z`.
+
+    Every event is stamped, so the text of the current second is kept, and only the milliseconds
+    are printed anew (datetime's own formatting cost a few percent of a step's CPU).
+    """
+    microseconds = time.time_ns() // 1000
+    second, fraction = divmod(microseconds, 1_000_000)
+    cached = _second
+    if second != cached[0]:
+        cached[0] = second
+        cached[1] = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S.")
+    return f"{cached[1]}{fraction // 1000:03d}Z"
 
 
 def dumps(value: Any) -> str:
