@@ -59,12 +59,19 @@ class WriterStats:
 
 
 class _Job:
-    __slots__ = ("fn", "future", "notify")
+    __slots__ = ("early", "fn", "future", "notify")
 
-    def __init__(self, fn: Callable[[sqlite3.Connection], Any], future: asyncio.Future[Any], notify: str | None):
+    def __init__(
+        self,
+        fn: Callable[[sqlite3.Connection], Any],
+        future: asyncio.Future[Any],
+        notify: str | None,
+        early: Callable[[Any], None] | None = None,
+    ):
         self.fn = fn
         self.future = future
         self.notify = notify
+        self.early = early
 
 
 _Outcome = tuple[_Job, Any, BaseException | None]
@@ -111,16 +118,27 @@ class SqliteWriter(ConnectionThread[_Job]):
         self._on_events = on_events
         self.stats = WriterStats()
 
-    async def submit(self, fn: Callable[[sqlite3.Connection], T], notify: str | None = None) -> T:
+    async def submit(
+        self,
+        fn: Callable[[sqlite3.Connection], T],
+        notify: str | None = None,
+        early: Callable[[T, asyncio.Future[T]], None] | None = None,
+    ) -> T:
         """Run `fn` in a transaction on the writer thread; its result once the transaction is durable.
 
         Args:
             fn: The job; it raises to refuse (its writes are then rolled back, nobody else's).
             notify: A session whose event log this job appends to, woken after the commit.
+            early: Called on the loop with the job's result and the future of its durability as soon
+                as the job ran, while its transaction commits (when the job is the transaction's
+                only one; else never). Cancelling the caller then leaves that future to run out.
         """
         future: asyncio.Future[T] = self._loop.create_future()
-        self._put(_Job(fn, future, notify))
-        return await future
+        if early is None:
+            self._put(_Job(fn, future, notify))
+            return await future
+        self._put(_Job(fn, future, notify, lambda value: early(value, future)))
+        return await asyncio.shield(future)
 
     # -- on the writer thread -----------------------------------------------------------------
 
@@ -163,10 +181,13 @@ class SqliteWriter(ConnectionThread[_Job]):
         self.stats.full = any(isinstance(error, StoreUnavailable) for _, _, error in outcomes)
         self._keep_wal_small(conn)  # before answering: a write that returned left the log within bounds
         notify = {job.notify for job, _, error in outcomes if error is None and job.notify is not None}
+        self._call_on_loop(self._resolve, outcomes, notify)
+
+    def _call_on_loop(self, callback: Callable[..., None], *args: Any) -> None:
         try:
-            self._loop.call_soon_threadsafe(self._resolve, outcomes, notify)
+            self._loop.call_soon_threadsafe(callback, *args)
         except RuntimeError:  # the loop is closed: nobody waits for these results any more
-            logger.debug("event loop closed; dropping %d store results", len(outcomes))
+            logger.debug("event loop closed; dropping a store result")
 
     def _transaction(self, conn: sqlite3.Connection, jobs: list[_Job], outcomes: list[_Outcome]) -> list[_Job]:
         """Run jobs in one transaction; returns the jobs to retry when SQLite aborted it midway."""
@@ -222,6 +243,8 @@ class SqliteWriter(ConnectionThread[_Job]):
             self._rollback(conn)
             outcomes.append((job, None, as_store_error(exc)))
             return []
+        if job.early is not None:
+            self._call_on_loop(job.early, value)
         try:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
