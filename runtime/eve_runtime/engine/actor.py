@@ -107,7 +107,7 @@ class SessionActor:
             await ownership.run(self, lambda: work(self))
 
     def push(self, delivery: DeliveryRecord) -> None:
-        """Hand over a delivery that is already durable in the inbox."""
+        """Hand over a delivery accepted into the inbox (durable, or the emitter waits for it: `Emitter.after`)."""
         self.inbox.push(delivery, busy=busy(self.state))
 
     def reroute(self) -> None:

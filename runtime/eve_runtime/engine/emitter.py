@@ -118,6 +118,8 @@ class Emitter:
         self._hurried = False
         """`hurry` was called: the background write does not linger before its next transaction."""
         self._failure: BaseException | None = None
+        self._after: list[asyncio.Future[Any]] = []
+        """Deliveries taken before they were durable: nothing is written before they are (`after`)."""
         self.observer: Observer | None = None
         self.tap: Callable[[StreamEvent], None] | None = None
         """Told each event as it is emitted (`eve_runtime.telemetry.recorder`); None when telemetry is off."""
@@ -202,6 +204,14 @@ class Emitter:
         if nap is not None and not nap.done():
             nap.set_result(None)
         self._schedule()
+
+    def after(self, durable: asyncio.Future[Any]) -> None:
+        """Write nothing until `durable` resolved; if it fails, every write fails with its error.
+
+        For a delivery the actor took before it was durable (`Store.enqueue_early`): whatever a
+        turn writes about it, and every effect a tool has (tools run after a write), comes after it.
+        """
+        self._after.append(durable)
 
     async def flush(self) -> None:
         """Wait until every event emitted (and everything attached) so far is durable."""
@@ -312,6 +322,9 @@ class Emitter:
         replace_history: bool = False,
         handoff: SessionHandoff | None = None,
     ) -> None:
+        while self._after:
+            await asyncio.shield(self._after[0])  # raises its failure (the actor's own cancel leaves it be)
+            del self._after[0]
         batch, self._pending = self._pending, []
         attached, self._attached = self._attached, _Attachment()
         self._hurried = False

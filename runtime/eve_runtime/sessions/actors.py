@@ -5,6 +5,10 @@ An actor is started for a session that has something to do and ends when its inb
 one once it is gone, and a failed actor is started again a second later. The sessions actors
 leave behind stay loaded (the most recent ones), so a conversation's next turn does not read its
 history from the store again.
+
+A delivery can reach its actor before it is durable (`hand_over_early`, for a store that tells
+the result of an enqueue before its commit, `Store.enqueue_early`): the turn it starts runs while
+the delivery commits, and the actor writes nothing before it is durable (`Emitter.after`).
 """
 
 from __future__ import annotations
@@ -13,12 +17,13 @@ import asyncio
 import contextvars
 import logging
 from collections import OrderedDict
+from typing import Any
 
 from eve_runtime.engine.actor import SessionActor
 from eve_runtime.engine.held import LoadedSession
 from eve_runtime.engine.ports import ActorHost
 from eve_runtime.sessions.reader import bind_store
-from eve_runtime.store.base import SessionRecord
+from eve_runtime.store.base import DeliveryRecord, SessionRecord
 
 __all__ = ["Actors"]
 
@@ -60,6 +65,28 @@ class Actors:
             self._spawn(session)
         elif not actor.accepts_deliveries():
             self._respawn.add(session.id)  # it is ending: start a fresh one when it is gone
+
+    def hand_over_early(
+        self, session: SessionRecord | None, delivery: DeliveryRecord, durable: asyncio.Future[Any]
+    ) -> bool:
+        """Hand a delivery to its session's actor before it is durable, starting one if `session` is given.
+
+        False when nobody took it: hand it over once it is durable, as usual. The actor writes
+        nothing before `durable` resolved, and fails (to start again from the store) if it fails.
+        """
+        actor = self._actors.get(delivery.session_id)
+        if self._stopping or (actor is None and session is None):
+            return False
+        if actor is None:
+            assert session is not None
+            actor = self._spawn(session)
+            actor.inbox.take_stored([delivery])  # before it loads: as though it read it from the store
+        elif actor.accepts_deliveries():
+            actor.push(delivery)
+        else:
+            return False
+        actor.emitter.after(durable)
+        return True
 
     def remember(self, session_id: str, loaded: LoadedSession) -> None:
         """Keep a session an actor just left loaded, for its next turn (the least recent are dropped).

@@ -29,16 +29,16 @@ from eve_runtime.engine.channel_events import ChannelEvents
 from eve_runtime.engine.held import CodePins, LoadedSession
 from eve_runtime.engine.hook_dispatch import HookDispatcher
 from eve_runtime.engine.options import RuntimeOptions
-from eve_runtime.ids import new_delivery_id
 from eve_runtime.keyed_locks import KeyedLocks
 from eve_runtime.messages import ToolCall
 from eve_runtime.models import resolve_model
 from eve_runtime.models.base import Model
 from eve_runtime.project.runtime_agent import RuntimeAgent
+from eve_runtime.sessions.acceptance import accept
 from eve_runtime.sessions.actors import Actors
 from eve_runtime.sessions.addresses import AddressSessions
 from eve_runtime.sessions.agents import agent_for, agent_for_node, delegation_timeout
-from eve_runtime.sessions.availability import Availability, SessionStranded, is_descendant, retire_safely
+from eve_runtime.sessions.availability import Availability, is_descendant, retire_safely
 from eve_runtime.sessions.children import create_child, send_to_child, serve_input
 from eve_runtime.sessions.controls import Acknowledgements, cancel, control, reset
 from eve_runtime.sessions.creation import new_record, open_session
@@ -51,8 +51,6 @@ from eve_runtime.store.base import (
     DeliveryKind,
     DeliveryRecord,
     EnqueueResult,
-    NewDelivery,
-    SessionNotActive,
     SessionRecord,
     Store,
 )
@@ -292,7 +290,7 @@ class Runtime:
     def look_after(self, session: SessionRecord) -> None:
         """Take on a session just created in the store with its first message: its timeout, an actor."""
         self.timeouts.schedule_deadline(session)
-        self._wake(session)
+        self.wake(session)
 
     async def deliver(
         self,
@@ -324,31 +322,7 @@ class Runtime:
             SessionNotActive: The session is unknown or has ended (a stranded child's is cancelled, never run).
             SessionDormant, SessionStranded: This process does not run the session.
         """
-        actor = self.actors.get(session_id)
-        session: SessionRecord | None = None
-        if actor is None:  # a running actor means the session runs here; else look at its record once
-            session = self.actors.loaded_record(session_id) or await self.store.get_session(session_id)
-            refusal = self.availability.refusal(session) if session is not None else None
-            if isinstance(refusal, SessionStranded) and session is not None and is_descendant(session):
-                await retire_safely(self.store, self.retiring, session_id)  # a stranded child: cancelled, never run
-                raise SessionNotActive(session_id)
-            if refusal is not None:
-                raise refusal
-        result = await self.store.enqueue(
-            session_id, NewDelivery(id=new_delivery_id(), kind=kind, payload=payload, idempotency_key=idempotency_key)
-        )
-        # A repeated key whose delivery is still waiting is handed over again (the inbox takes a delivery
-        # once): the first try may have been stored and answered 503 (a lost connection), so nobody woke.
-        if not result.duplicate or not result.delivery.consumed:
-            actor = self.actors.get(session_id)
-            if actor is not None and actor.accepts_deliveries():
-                actor.push(result.delivery)
-            else:
-                if session is None:
-                    session = self.actors.loaded_record(session_id) or await self.store.get_session(session_id)
-                if session is not None and session.status == "active":
-                    self._wake(session)
-        return result
+        return await accept(self, session_id, kind, payload, idempotency_key)
 
     async def cancel(self, session_id: str, turn_id: str | None = None) -> bool:
         """Queue a cancel; False when the session is unknown or no longer active (`no_active_turn`)."""
@@ -373,9 +347,13 @@ class Runtime:
 
     # -- actors ------------------------------------------------------------------------------
 
-    def _wake(self, session: SessionRecord) -> None:
+    def runs_here(self, session: SessionRecord) -> bool:
+        """Whether this process runs the session now (it is not stopping, and the session is available here)."""
+        return not self._stopping and self.availability.runs(session)
+
+    def wake(self, session: SessionRecord) -> None:
         """Make sure an actor will look at the session, if this process runs it."""
-        if not self._stopping and self.availability.runs(session):
+        if self.runs_here(session):
             self.actors.ensure(session)  # else the delivery is durable: the next process picks it up
 
     def actor(self, session_id: str) -> SessionActor | None:
@@ -397,4 +375,4 @@ class Runtime:
             if is_descendant(session) or (session.deadline is not None and session.deadline <= self.now()):
                 await retire_safely(self.store, self.retiring, session_id, "timeout")
             return
-        self._wake(session)
+        self.wake(session)

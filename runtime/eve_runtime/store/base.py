@@ -34,6 +34,7 @@ Postgres) passes the same contract test suite.
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection
 
@@ -70,6 +71,7 @@ __all__ = [
     "Commit",
     "DeliveryKind",
     "DeliveryRecord",
+    "EarlyDelivery",
     "EnqueueResult",
     "EventRow",
     "LineChunk",
@@ -86,6 +88,10 @@ __all__ = [
     "StoreUnavailable",
     "EventIndexConflict",
 ]
+
+
+EarlyDelivery = Callable[[EnqueueResult, "asyncio.Future[EnqueueResult]"], None]
+"""Told an accepted delivery before it is durable, with the future of its durability (`Store.enqueue_early`)."""
 
 
 class Store(ABC):
@@ -138,6 +144,17 @@ class Store(ABC):
         Raises:
             SessionNotActive: The session does not exist or is not active.
         """
+
+    async def enqueue_early(self, session_id: str, delivery: NewDelivery, early: EarlyDelivery) -> EnqueueResult:
+        """`enqueue`, telling `early` the result as soon as it is known, while it becomes durable.
+
+        `early(result, durable)` runs on the event loop before this returns; `durable` resolves
+        (or fails) with the result once it is durable, also when the caller is cancelled meanwhile.
+        Whoever acts on the result before that waits for `durable` before writing anything that
+        depends on it. A store that learns the result only with its durability never calls
+        `early` (the default); the SQLite store does, before its COMMIT.
+        """
+        return await self.enqueue(session_id, delivery)
 
     @abstractmethod
     async def pending_deliveries(self, session_id: str) -> list[DeliveryRecord]:

@@ -26,11 +26,8 @@ without storing anything.
 from __future__ import annotations
 
 import asyncio
-import errno
-import fcntl
 import functools
 import logging
-import os
 import sqlite3
 from collections.abc import Callable, Collection
 from pathlib import Path
@@ -41,6 +38,7 @@ from eve_runtime.store.backend_common import EventWaiters
 from eve_runtime.store.base import (
     Commit,
     DeliveryRecord,
+    EarlyDelivery,
     EnqueueResult,
     EventRow,
     LineChunk,
@@ -50,10 +48,10 @@ from eve_runtime.store.base import (
     SessionStatus,
     Store,
     StoreError,
-    StoreLocked,
     StoreUnavailable,
 )
 from eve_runtime.store.sqlite_chunks import read_chunk
+from eve_runtime.store.sqlite_directory import LOCK_NAME, drop_lock, free_megabytes, take_lock
 from eve_runtime.store.sqlite_reader import SqliteReader
 from eve_runtime.store.sqlite_schema import DATABASE_NAME, connect, ensure_schema
 from eve_runtime.store.sqlite_writer import DEFAULT_WAL_LIMIT, SqliteWriter, WriterStats, as_store_error
@@ -63,59 +61,10 @@ __all__ = ["DEFAULT_MIN_FREE_MB", "LOCK_NAME", "SqliteStore", "free_megabytes", 
 
 T = TypeVar("T")
 
-LOCK_NAME = "LOCK"
 DEFAULT_MIN_FREE_MB = 16.0
 """The free space (MB) under which the local world refuses new work (`EVE_MIN_FREE_MB`)."""
-_MB = 1024 * 1024
 
 logger = logging.getLogger(__name__)
-
-
-def _take_lock(directory: Path) -> int:
-    """Lock the store directory for this process; the lock file's descriptor."""
-    path = directory / LOCK_NAME
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise StoreError(f"Cannot create the eve store's lock file {str(path)!r}: {exc}") from exc
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
-        os.close(fd)
-        if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-            raise StoreError(f"Cannot lock the eve store in {str(directory)!r}: {exc}") from exc
-        which = "this process" if holder == str(os.getpid()) else "another process"
-        raise StoreLocked(
-            f"The eve store in {str(directory)!r} is already open in {which} (pid {holder}): eve serves one "
-            f"store from one process. Stop that process (pid {holder}), or talk to the eve server it runs, "
-            "and try again."
-        ) from None
-    except BaseException:
-        os.close(fd)
-        raise
-    try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def free_megabytes(directory: Path) -> float:
-    """Megabytes an unprivileged writer may still use on the file system holding `directory`."""
-    stats = os.statvfs(directory)
-    return stats.f_bavail * stats.f_frsize / _MB
-
-
-def _drop_lock(fd: int) -> None:
-    try:
-        os.ftruncate(fd, 0)
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
 
 
 class SqliteStore(Store):
@@ -169,7 +118,7 @@ class SqliteStore(Store):
         if self._writer is not None:
             return
         loop = asyncio.get_running_loop()
-        self._lock_fd = _take_lock(self.directory)
+        self._lock_fd = take_lock(self.directory)
         self.tail_cache.clear()  # lines a late commit added after the last close may be another database's now
         try:
             wal = (f"{self.path}-wal", self._wal_limit)
@@ -202,7 +151,7 @@ class SqliteStore(Store):
                 await reader.stop()
         finally:
             if lock_fd is not None:
-                _drop_lock(lock_fd)
+                drop_lock(lock_fd)
 
     def _connect_writer(self) -> sqlite3.Connection:
         conn = connect(self.path)
@@ -248,10 +197,15 @@ class SqliteStore(Store):
         if low is not None:
             raise StoreUnavailable(f"{low}; refusing new work in {str(self.directory)!r}", reason=low, retry_after=30)
 
-    async def _write(self, fn: Callable[[sqlite3.Connection], T], notify: str | None = None) -> T:
+    async def _write(
+        self,
+        fn: Callable[[sqlite3.Connection], T],
+        notify: str | None = None,
+        early: Callable[[T, asyncio.Future[T]], None] | None = None,
+    ) -> T:
         if self._writer is None:
             raise StoreError(f"The eve store in {str(self.directory)!r} is closed: call open() first.")
-        return await self._writer.submit(fn, notify)
+        return await self._writer.submit(fn, notify, early)
 
     async def _read(self, fn: Callable[..., T], *args: object) -> T:
         if self._reader is None:
@@ -286,6 +240,10 @@ class SqliteStore(Store):
     async def enqueue(self, session_id: str, delivery: NewDelivery) -> EnqueueResult:
         self._refuse_new_work()
         return await self._write(lambda conn: ops.enqueue(conn, session_id, delivery))
+
+    async def enqueue_early(self, session_id: str, delivery: NewDelivery, early: EarlyDelivery) -> EnqueueResult:
+        self._refuse_new_work()
+        return await self._write(lambda conn: ops.enqueue(conn, session_id, delivery), early=early)
 
     async def pending_deliveries(self, session_id: str) -> list[DeliveryRecord]:
         return self._peek(ops.pending_deliveries, session_id)
