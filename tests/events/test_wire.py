@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from eve_runtime.events import wire
 from eve_runtime.events.wire import event_line, now_iso
 
 
@@ -29,3 +30,25 @@ def test_a_line_is_the_envelope_in_eves_key_order() -> None:
     assert b"\\u2028" in line
     assert list(json.loads(line)) == ["data", "type", "meta"]
     assert json.loads(line)["meta"] == {"at": "t", "id": "evt_1", "deliveryIds": ["d1"]}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": 1, "b": [1.5, None, True, -0.0, 10**30], "c": {"d": 'é \u2028 \u2029 \x00 "q" \\'}},
+        {"lone": "x\ud800y", 1: "int key", None: "null key"},
+        ["not", "an", {"object": 1}],
+        "text",
+    ],
+)
+def test_dumps_is_compact_json_with_line_separators_escaped(value: object) -> None:
+    expected = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    assert wire.dumps(value) == expected.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def test_dumps_refuses_what_json_cannot_say() -> None:
+    with pytest.raises(ValueError):
+        wire.dumps({"x": float("nan")})
+    with pytest.raises(TypeError):
+        wire.dumps({"x": object()})
+    assert wire.dumps({"after": "failures"}) == '{"after":"failures"}'

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,9 +36,21 @@ def now_iso() -> str:
     return f"{cached[1]}{fraction // 1000:03d}Z"
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_make_encoder: Callable[..., Callable[[Any, int], list[str]]] | None = getattr(json.encoder, "c_make_encoder", None)
+_encode_chunks = (  # json.dumps builds an encoder per call: made once, C's spells an event in about half the time
+    _make_encoder(None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False, False, False)
+    if _make_encoder is not None
+    else None
+)
+
+
 def dumps(value: Any) -> str:
     """Compact JSON text, safe to put on one NDJSON line."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if _encode_chunks is not None and isinstance(value, dict):
+        text = "".join(_encode_chunks(value, 0))
+    else:
+        text = _ENCODER.encode(value)
     return text.translate(_SEPARATOR_ESCAPES) if "\u2028" in text or "\u2029" in text else text
 
 
