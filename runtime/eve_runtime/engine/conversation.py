@@ -10,6 +10,7 @@ context inserted just before the turn's first user message (it is never stored i
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -81,6 +82,22 @@ def _instruction_messages(agent: RuntimeAgent, state: SessionState, turn: TurnSt
 
 def tool_definitions(agent: RuntimeAgent, turn: TurnState | None, *, is_root: bool = True) -> list[ToolDefinition]:
     """The tools offered on every call of the turn: authored, `load_skill`, delegation, task tools, `eve__reply`."""
+    tools = list(_agent_tools(agent, is_root))
+    if turn is not None and turn.output_schema is not None:
+        tools.append(reply_tool(turn.output_schema))
+    return tools
+
+
+_agent_tool_lists: dict[tuple[int, bool], tuple[ToolDefinition, ...]] = {}
+"""The tools an agent object offers, by its `id` (dropped with it): a compiled agent never changes (dynamic
+tools and skills make a new one, see `eve_runtime.engine.dynamic_tools`), and every model call asks."""
+
+
+def _agent_tools(agent: RuntimeAgent, is_root: bool) -> tuple[ToolDefinition, ...]:
+    key = (id(agent), is_root)
+    known = _agent_tool_lists.get(key)
+    if known is not None:
+        return known
     tools = [
         ToolDefinition(
             name=t.name,
@@ -94,9 +111,9 @@ def tool_definitions(agent: RuntimeAgent, turn: TurnState | None, *, is_root: bo
     tools.extend(definition for _node, definition in delegation.values())
     if delegation or tool_task_names(agent):
         tools.extend(task_tool_definitions())
-    if turn is not None and turn.output_schema is not None:
-        tools.append(reply_tool(turn.output_schema))
-    return tools
+    _agent_tool_lists[key] = known = tuple(tools)
+    weakref.finalize(agent, _agent_tool_lists.pop, key, None)
+    return known
 
 
 def build_request(
