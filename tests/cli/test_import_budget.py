@@ -7,6 +7,7 @@ assertion names a module a change brought back (the time itself is `bench/cli_st
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -25,8 +26,10 @@ main()
 """
 
 
-def _imported(args: list[str], cwd: Path, record: Path) -> set[str]:
-    result = subprocess.run([sys.executable, "-c", RUNNER, str(record), *args], cwd=cwd, capture_output=True, text=True)
+def _imported(args: list[str], cwd: Path, record: Path, columns: int = 100) -> set[str]:
+    env = {**os.environ, "COLUMNS": str(columns)}
+    command = [sys.executable, "-c", RUNNER, str(record), *args]
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr[-2000:]
     modules: list[str] = json.loads(record.read_text())
     return set(modules)
@@ -44,8 +47,15 @@ def template_app(tmp_path: Path) -> Path:
     return tmp_path / "app"
 
 
-def test_help_imports_neither_pydantic_nor_the_runtime(tmp_path: Path) -> None:
+def test_help_imports_neither_typer_nor_the_runtime(tmp_path: Path) -> None:
     modules = _imported(["--help"], tmp_path, tmp_path / "modules.json")
+    assert "eve_cli._root_help" in modules  # the stored text (tests/cli/test_root_help.py holds it to typer's)
+    for package in ("typer", "litellm", "pydantic", "rich", "asyncio", "eve_runtime", "eve_cli.commands", "shutil"):
+        assert not _package(modules, package), package
+
+
+def test_help_on_a_narrow_terminal_is_typers(tmp_path: Path) -> None:
+    modules = _imported(["--help"], tmp_path, tmp_path / "modules.json", columns=60)
     assert "typer" in modules
     for package in ("litellm", "pydantic", "rich", "asyncio", "eve_runtime.project", "eve_runtime.authoring"):
         assert not _package(modules, package), package
