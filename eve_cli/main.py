@@ -1,9 +1,11 @@
-"""The `eve` console script: `eve --help` without loading typer, every other command through it.
+"""The `eve` console script: `eve --help` and `eve info` without loading typer, the rest through it.
 
-`eve --help` (and `-h`) prints the root help that `eve_cli.app` renders, stored word for word in
-`eve_cli._root_help`: importing typer and building the app's commands is most of its time, and
-the text depends only on eve's code, typer's version and the width, which is fixed from 80
-columns up. Anything else (another width, `python -m eve_cli`, any other arguments) runs the app.
+Importing typer and building the app's commands is most of `eve --help`'s time and a tenth of
+`eve info`'s. So `eve --help` (and `-h`) prints the root help that `eve_cli.app` renders, stored
+word for word in `eve_cli._root_help` (the text depends only on eve's code, typer's version and
+the width, which is fixed from 80 columns up), and `eve info [--json]` calls the command's body
+(`eve_cli.commands._info`) itself. Anything else (other arguments, another width for the help,
+`python -m eve_cli` for the help) runs the app.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ if TYPE_CHECKING:
 __all__ = ["main"]  # and `app`, through __getattr__
 
 HELP_ARGUMENTS = (["--help"], ["-h"])
+INFO_ARGUMENTS = {("info",): False, ("info", "--json"): True}
+"""`eve info`'s arguments that need no parsing, and whether each asks for JSON."""
 MIN_COLUMNS = 80
 """From this width on, typer's help is 78 characters wide whatever the terminal."""
 
@@ -58,6 +62,20 @@ def stored_root_help(argv: list[str]) -> str | None:
     return ROOT_HELP
 
 
+def run_info(as_json: bool) -> int:
+    """`eve info`, as the app's `info` command runs it; the exit code."""
+    from eve_cli.commands._info import show_info
+
+    try:
+        return show_info(as_json)
+    except Exception as exc:
+        import typer  # loaded already if `eve_cli._console.fail` raised its Exit
+
+        if isinstance(exc, typer.Exit):
+            return exc.exit_code
+        raise
+
+
 def main() -> None:
     """Entry point of the `eve` console script."""
     text = stored_root_help(sys.argv)
@@ -65,6 +83,9 @@ def main() -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
+    as_json = INFO_ARGUMENTS.get(tuple(sys.argv[1:]))
+    if as_json is not None:
+        sys.exit(run_info(as_json))
     from eve_cli.app import app
 
     app()

@@ -65,6 +65,7 @@ def test_info_imports_what_compiling_needs_and_no_more(template_app: Path, tmp_p
     modules = _imported(["info"], template_app, tmp_path / "modules.json")
     assert "eve_runtime.project.compiler" in modules  # it did compile the app
     assert not _package(modules, "litellm")
+    assert not _package(modules, "typer") and not _package(modules, "eve_cli.commands.info")  # eve_cli.main runs it
     # the authoring API the template's files do not use, the runtime and the stores
     for package in ("eve_runtime.authoring.evals", "eve_runtime.sessions", "eve_runtime.store", "eve_runtime.engine"):
         assert not _package(modules, package), package
@@ -77,5 +78,5 @@ def test_info_imports_what_compiling_needs_and_no_more(template_app: Path, tmp_p
 def test_info_json_imports_what_compiling_needs_and_no_more(template_app: Path, tmp_path: Path) -> None:
     modules = _imported(["info", "--json"], template_app, tmp_path / "modules.json")
     assert "eve_runtime.project.compiler" in modules
-    for package in ("litellm", "eve_runtime.sessions", "rich", "yaml", "asyncio"):
+    for package in ("litellm", "eve_runtime.sessions", "rich", "yaml", "asyncio", "typer"):
         assert not _package(modules, package), package  # rich draws only the human view
