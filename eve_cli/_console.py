@@ -42,8 +42,10 @@ class _LazyConsole:
         self.made().__exit__(*exc_info)
 
 
-out = cast("Console", _LazyConsole(highlight=False, soft_wrap=True))
-err = cast("Console", _LazyConsole(stderr=True, highlight=False, soft_wrap=True))
+# emoji=False: a `:name:` in a path or an author's text is printed as it is (rich would draw an
+# emoji, and load its 3,600 codes to do so); eve's own messages use none.
+out = cast("Console", _LazyConsole(highlight=False, soft_wrap=True, emoji=False))
+err = cast("Console", _LazyConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False))
 
 
 def escape(text: str) -> str:

@@ -60,3 +60,14 @@ def test_other_arguments_go_through_the_app(template_app: Path) -> None:
     assert code == 2 and "No such option" in stderr and stdout == ""
     code, stdout, _ = _run(FAST, ["info", "--help"], template_app)
     assert code == 0 and "--json" in stdout
+
+
+def test_a_colon_name_in_a_path_is_printed_as_it_is(tmp_path: Path) -> None:
+    root = tmp_path / "x:thumbs_up:y"
+    root.mkdir()
+    shutil.copytree(REPO / "templates" / "default", root / "app")
+    for agent in (root / "app" / "agent").rglob("agent.py"):
+        agent.write_text(agent.read_text().replace("{{model}}", "test"))
+    code, stdout, stderr = _run(FAST, ["info"], root / "app")
+    assert code == 0, stderr
+    assert f"App Root            {root / 'app'}\n" in stdout  # rich's emoji codes are off: no 👍
