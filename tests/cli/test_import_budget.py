@@ -66,8 +66,15 @@ def test_info_imports_what_compiling_needs_and_no_more(template_app: Path, tmp_p
     assert "eve_runtime.project.compiler" in modules  # it did compile the app
     assert not _package(modules, "litellm")
     assert not _package(modules, "typer") and not _package(modules, "eve_cli.commands.info")  # eve_cli.main runs it
-    # the authoring API the template's files do not use, the runtime and the stores
-    for package in ("eve_runtime.authoring.evals", "eve_runtime.sessions", "eve_runtime.store", "eve_runtime.engine"):
+    # the authoring API the template's files do not use (it has no connection), the runtime and the stores
+    for package in (
+        "eve_runtime.authoring.evals",
+        "eve_runtime.authoring.connections",
+        "eve_runtime.authoring.connection_access",
+        "eve_runtime.sessions",
+        "eve_runtime.store",
+        "eve_runtime.engine",
+    ):
         assert not _package(modules, package), package
     # the model layer: compiling asks only whether an id is the test model and which key a provider needs
     assert not {"eve_runtime.models.base", "eve_runtime.models.litellm_model", "eve_runtime.messages"} & modules
