@@ -79,6 +79,7 @@ def test_info_imports_what_compiling_needs_and_no_more(template_app: Path, tmp_p
     # the model layer: compiling asks only whether an id is the test model and which key a provider needs
     assert not {"eve_runtime.models.base", "eve_runtime.models.litellm_model", "eve_runtime.messages"} & modules
     assert "yaml" not in modules  # the template's frontmatter is simple `key: text` lines
+    assert "dotenv" not in modules  # it has no .env file to read
     assert not {"asyncio", "eve_runtime.sandbox.handle"} & modules  # the tools are compiled, never run
 
 
