@@ -62,6 +62,12 @@ def stored_root_help(argv: list[str]) -> str | None:
     return ROOT_HELP
 
 
+def reader_gone() -> int:
+    """Stdout's reader went away (`| head`): exit 1 quietly, as click does (the flush at exit too)."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 1
+
+
 def run_info(as_json: bool) -> int:
     """`eve info`, as the app's `info` command runs it; the exit code.
 
@@ -76,6 +82,8 @@ def run_info(as_json: bool) -> int:
 
     try:
         return show_info(as_json)
+    except BrokenPipeError:
+        return reader_gone()
     except Exception as exc:
         import typer  # loaded already if `eve_cli._console.fail` raised its Exit
 
@@ -88,8 +96,11 @@ def main() -> None:
     """Entry point of the `eve` console script."""
     text = stored_root_help(sys.argv)
     if text is not None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            sys.exit(reader_gone())
         return
     as_json = INFO_ARGUMENTS.get(tuple(sys.argv[1:]))
     if as_json is not None:

@@ -71,3 +71,17 @@ def test_a_colon_name_in_a_path_is_printed_as_it_is(tmp_path: Path) -> None:
     code, stdout, stderr = _run(FAST, ["info"], root / "app")
     assert code == 0, stderr
     assert f"App Root            {root / 'app'}\n" in stdout  # rich's emoji codes are off: no 👍
+
+
+@pytest.mark.parametrize("args", [["info"], ["info", "--json"]])
+def test_a_reader_that_goes_away_ends_it_quietly(args: list[str], template_app: Path) -> None:
+    def closed_early(code: str) -> tuple[int, bytes]:
+        command = [sys.executable, "-c", code, *args]
+        process = subprocess.Popen(command, cwd=template_app, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()  # before it writes a byte
+        with process.stderr:
+            stderr = process.stderr.read()
+        return process.wait(), stderr
+
+    assert closed_early(FAST) == closed_early(TYPER) == (1, b"")  # click's way: exit 1, no traceback

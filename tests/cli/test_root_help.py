@@ -57,3 +57,17 @@ def test_python_m_eve_cli_names_itself(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "eve_cli", "--help"], cwd=tmp_path, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("Usage: python -m eve_cli [OPTIONS]")
+
+
+def test_a_reader_that_goes_away_ends_it_quietly(tmp_path: Path) -> None:
+    def closed_early(code: str) -> tuple[int, bytes]:
+        env = {**os.environ, "COLUMNS": "100"}
+        command = [sys.executable, "-c", code, "--help"]
+        process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()
+        with process.stderr:
+            stderr = process.stderr.read()
+        return process.wait(), stderr
+
+    assert closed_early(FAST) == closed_early(TYPER) == (1, b"")
