@@ -84,6 +84,9 @@ def run_info(as_json: bool) -> int:
         return show_info(as_json)
     except BrokenPipeError:
         return reader_gone()
+    except (KeyboardInterrupt, EOFError):  # Ctrl-C: click's "Aborted!" and exit 1
+        sys.stderr.write("\nAborted!\n")
+        return 1
     except Exception as exc:
         import typer  # loaded already if `eve_cli._console.fail` raised its Exit
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import shutil
@@ -85,3 +86,16 @@ def test_a_reader_that_goes_away_ends_it_quietly(args: list[str], template_app: 
         return process.wait(), stderr
 
     assert closed_early(FAST) == closed_early(TYPER) == (1, b"")  # click's way: exit 1, no traceback
+
+
+def test_ctrl_c_aborts_as_click_does(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import eve_cli.commands._info
+    from eve_cli.main import run_info
+
+    def interrupted(as_json: bool) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(eve_cli.commands._info, "show_info", interrupted)
+    monkeypatch.setattr(gc, "disable", lambda: None)  # run_info's, for its own process only
+    assert run_info(False) == 1
+    assert capsys.readouterr().err == "\nAborted!\n"
