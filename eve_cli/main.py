@@ -4,8 +4,9 @@ Importing typer and building the app's commands is most of `eve --help`'s time a
 `eve info`'s. So `eve --help` (and `-h`) prints the root help that `eve_cli.app` renders, stored
 word for word in `eve_cli._root_help` (the text depends only on eve's code, typer's version and
 the width, which is fixed from 80 columns up), and `eve info [--json]` calls the command's body
-(`eve_cli.commands._info`) itself. Anything else (other arguments, another width for the help,
-`python -m eve_cli` for the help) runs the app.
+(`eve_cli.commands._info`) itself, ending as click would on a user error, Ctrl-C or a closed
+stdout (an unexpected exception prints Python's traceback, not typer's rich one). Anything else
+(other arguments, another width for the help, `python -m eve_cli` for the help) runs the app.
 """
 
 from __future__ import annotations
