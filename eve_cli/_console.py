@@ -1,14 +1,13 @@
 """Output helpers: rich consoles for people, plain stdout for data, and uniform errors.
 
-rich is imported on first use: `eve --help` never prints through these consoles.
+rich is imported on first use: `eve --help` never prints through these consoles. typer too
+(`fail` raises its `Exit`): `eve info` runs without it (`eve_cli.main`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NoReturn, cast
-
-import typer
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -43,8 +42,10 @@ class _LazyConsole:
         self.made().__exit__(*exc_info)
 
 
-out = cast("Console", _LazyConsole(highlight=False, soft_wrap=True))
-err = cast("Console", _LazyConsole(stderr=True, highlight=False, soft_wrap=True))
+# emoji=False: a `:name:` in a path or an author's text is printed as it is (rich would draw an
+# emoji, and load its 3,600 codes to do so); eve's own messages use none.
+out = cast("Console", _LazyConsole(highlight=False, soft_wrap=True, emoji=False))
+err = cast("Console", _LazyConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False))
 
 
 def escape(text: str) -> str:
@@ -56,6 +57,8 @@ def escape(text: str) -> str:
 
 def fail(message: str, *, code: int = 1) -> NoReturn:
     """Print `error: message` on stderr and exit with `code` (1: a user error)."""
+    import typer
+
     err.print(f"[bold red]error:[/] {escape(message)}")
     raise typer.Exit(code)
 

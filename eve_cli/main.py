@@ -1,79 +1,114 @@
-"""The `eve` command: a thin typer app over `eve_runtime`.
+"""The `eve` console script: `eve --help` and `eve info` without loading typer, the rest through it.
 
-Commands import `eve_runtime` lazily, inside their functions, so `eve --help` stays fast.
+Importing typer and building the app's commands is most of `eve --help`'s time and a tenth of
+`eve info`'s. So `eve --help` (and `-h`) prints the root help that `eve_cli.app` renders, stored
+word for word in `eve_cli._root_help` (the text depends only on eve's code, typer's version and
+the width, which is fixed from 80 columns up), and `eve info [--json]` calls the command's body
+(`eve_cli.commands._info`) itself, ending as click would on a user error, Ctrl-C or a closed
+stdout (an unexpected exception prints Python's traceback, not typer's rich one). Anything else
+(other arguments, another width for the help, `python -m eve_cli` for the help) runs the app.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import os
+import sys
 
-import typer
+TYPE_CHECKING = False  # not typing's: importing typing (and re) would be a third of this path
+if TYPE_CHECKING:
+    import typer
 
-from eve_cli.commands.build import build
-from eve_cli.commands.connections import connections_app
-from eve_cli.commands.dev import dev
-from eve_cli.commands.eval import eval_command
-from eve_cli.commands.info import info
-from eve_cli.commands.init import init
-from eve_cli.commands.schedules import schedules_app
-from eve_cli.commands.send import send
-from eve_cli.commands.sessions import sessions_app
-from eve_cli.commands.start import start
+__all__ = ["main"]  # and `app`, through __getattr__
 
-__all__ = ["app", "main"]
-
-app = typer.Typer(
-    name="eve",
-    help="eve: agents as directories, with durable sessions.",
-    add_completion=False,
-    no_args_is_help=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    rich_markup_mode=None,  # plain help: rendering it with rich costs more than the rest of `eve --help`
-)
-app.command("init")(init)
-app.command("info")(info)
-app.command("build")(build)
-app.command("dev")(dev)
-app.command("start")(start)
-app.command("send")(send)
-app.command("eval")(eval_command)
-app.add_typer(sessions_app, name="sessions")
-app.add_typer(schedules_app, name="schedules")
-app.add_typer(connections_app, name="connections")
+HELP_ARGUMENTS = (["--help"], ["-h"])
+INFO_ARGUMENTS = {("info",): False, ("info", "--json"): True}
+"""`eve info`'s arguments that need no parsing, and whether each asks for JSON."""
+MIN_COLUMNS = 80
+"""From this width on, typer's help is 78 characters wide whatever the terminal."""
 
 
-def _version(value: bool) -> None:
-    if value:
-        from eve_runtime import __version__
+def __getattr__(name: str) -> typer.Typer:
+    """`eve_cli.main.app`: the typer app, loaded when asked for."""
+    if name == "app":
+        from eve_cli.app import app
 
-        typer.echo(f"eve {__version__}")
-        raise typer.Exit()
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@app.callback(invoke_without_command=True)
-def root(
-    ctx: typer.Context,
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
-    ] = False,
-) -> None:
-    """eve: agents as directories, with durable sessions.
+def terminal_columns() -> int:
+    """The width typer's help formatter sees: `shutil.get_terminal_size().columns`, without `shutil`."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or MIN_COLUMNS  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return MIN_COLUMNS  # shutil's fallback
 
-    Run bare `eve` outside an app to create one here; inside an app it shows this help.
+
+def stored_root_help(argv: list[str]) -> str | None:
+    """The root help when this run would print exactly the stored text, else None."""
+    if argv[1:] not in HELP_ARGUMENTS or os.path.basename(argv[0]) != "eve":
+        return None  # typer names the program after argv[0]
+    if getattr(sys.modules.get("__main__"), "__package__", None):
+        return None  # `python -m eve_cli`: typer says so in the usage line
+    if terminal_columns() < MIN_COLUMNS:
+        return None
+    from eve_cli._root_help import ROOT_HELP
+
+    return ROOT_HELP
+
+
+def reader_gone() -> int:
+    """Stdout's reader went away (`| head`): exit 1 quietly, as click does (the flush at exit too)."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 1
+
+
+def run_info(as_json: bool) -> int:
+    """`eve info`, as the app's `info` command runs it; the exit code.
+
+    The cycle collector is off: the process ends as soon as it has printed, and the collections
+    its imports would set off (about 90, over objects that all live until exit) cost more than the
+    few cycles they would free.
     """
-    if ctx.invoked_subcommand is not None:
-        return
-    from eve_runtime.errors import ProjectNotFoundError
-    from eve_runtime.project.paths import find_app_root
+    import gc
+
+    gc.disable()
+    from eve_cli.commands._info import show_info
 
     try:
-        find_app_root()
-    except ProjectNotFoundError:
-        ctx.invoke(init, directory=None, model=None, template="default", non_interactive=False)
-        return
-    typer.echo(ctx.get_help())
+        return show_info(as_json)
+    except BrokenPipeError:
+        return reader_gone()
+    except (KeyboardInterrupt, EOFError):  # Ctrl-C: click's "Aborted!" and exit 1
+        sys.stderr.write("\nAborted!\n")
+        return 1
+    except Exception as exc:
+        import typer  # loaded already if `eve_cli._console.fail` raised its Exit
+
+        if isinstance(exc, typer.Exit):
+            return exc.exit_code
+        raise
 
 
 def main() -> None:
     """Entry point of the `eve` console script."""
+    text = stored_root_help(sys.argv)
+    if text is not None:
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            sys.exit(reader_gone())
+        return
+    as_json = INFO_ARGUMENTS.get(tuple(sys.argv[1:]))
+    if as_json is not None:
+        sys.exit(run_info(as_json))
+    from eve_cli.app import app
+
     app()

@@ -7,6 +7,7 @@ assertion names a module a change brought back (the time itself is `bench/cli_st
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -25,8 +26,10 @@ main()
 """
 
 
-def _imported(args: list[str], cwd: Path, record: Path) -> set[str]:
-    result = subprocess.run([sys.executable, "-c", RUNNER, str(record), *args], cwd=cwd, capture_output=True, text=True)
+def _imported(args: list[str], cwd: Path, record: Path, columns: int = 100) -> set[str]:
+    env = {**os.environ, "COLUMNS": str(columns)}
+    command = [sys.executable, "-c", RUNNER, str(record), *args]
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr[-2000:]
     modules: list[str] = json.loads(record.read_text())
     return set(modules)
@@ -44,8 +47,15 @@ def template_app(tmp_path: Path) -> Path:
     return tmp_path / "app"
 
 
-def test_help_imports_neither_pydantic_nor_the_runtime(tmp_path: Path) -> None:
+def test_help_imports_neither_typer_nor_the_runtime(tmp_path: Path) -> None:
     modules = _imported(["--help"], tmp_path, tmp_path / "modules.json")
+    assert "eve_cli._root_help" in modules  # the stored text (tests/cli/test_root_help.py holds it to typer's)
+    for package in ("typer", "litellm", "pydantic", "rich", "asyncio", "eve_runtime", "eve_cli.commands", "shutil"):
+        assert not _package(modules, package), package
+
+
+def test_help_on_a_narrow_terminal_is_typers(tmp_path: Path) -> None:
+    modules = _imported(["--help"], tmp_path, tmp_path / "modules.json", columns=60)
     assert "typer" in modules
     for package in ("litellm", "pydantic", "rich", "asyncio", "eve_runtime.project", "eve_runtime.authoring"):
         assert not _package(modules, package), package
@@ -55,17 +65,26 @@ def test_info_imports_what_compiling_needs_and_no_more(template_app: Path, tmp_p
     modules = _imported(["info"], template_app, tmp_path / "modules.json")
     assert "eve_runtime.project.compiler" in modules  # it did compile the app
     assert not _package(modules, "litellm")
-    # the authoring API the template's files do not use, the runtime and the stores
-    for package in ("eve_runtime.authoring.evals", "eve_runtime.sessions", "eve_runtime.store", "eve_runtime.engine"):
+    assert not _package(modules, "typer") and not _package(modules, "eve_cli.commands.info")  # eve_cli.main runs it
+    # the authoring API the template's files do not use (it has no connection), the runtime and the stores
+    for package in (
+        "eve_runtime.authoring.evals",
+        "eve_runtime.authoring.connections",
+        "eve_runtime.authoring.connection_access",
+        "eve_runtime.sessions",
+        "eve_runtime.store",
+        "eve_runtime.engine",
+    ):
         assert not _package(modules, package), package
     # the model layer: compiling asks only whether an id is the test model and which key a provider needs
     assert not {"eve_runtime.models.base", "eve_runtime.models.litellm_model", "eve_runtime.messages"} & modules
     assert "yaml" not in modules  # the template's frontmatter is simple `key: text` lines
+    assert "dotenv" not in modules  # it has no .env file to read
     assert not {"asyncio", "eve_runtime.sandbox.handle"} & modules  # the tools are compiled, never run
 
 
 def test_info_json_imports_what_compiling_needs_and_no_more(template_app: Path, tmp_path: Path) -> None:
     modules = _imported(["info", "--json"], template_app, tmp_path / "modules.json")
     assert "eve_runtime.project.compiler" in modules
-    for package in ("litellm", "eve_runtime.sessions", "rich", "yaml", "asyncio"):
+    for package in ("litellm", "eve_runtime.sessions", "rich", "yaml", "asyncio", "typer"):
         assert not _package(modules, package), package  # rich draws only the human view

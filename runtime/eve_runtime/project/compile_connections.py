@@ -12,16 +12,18 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from eve_runtime import diagnostics as dg
-from eve_runtime.authoring.connection_access import SEPARATOR
-from eve_runtime.authoring.connections import ConnectionDefinition, McpClientConnection, OpenApiConnection
 from eve_runtime.diagnostics import Diagnostic
 from eve_runtime.project.compose_tools import source_info
 from eve_runtime.project.definitions import Found, find_definition
 from eve_runtime.project.loader import ModuleLoader
 from eve_runtime.project.manifest import ConnectionManifest
 from eve_runtime.project.sources import AgentSources, NamedSource
+
+if TYPE_CHECKING:
+    from eve_runtime.authoring.connections import ConnectionDefinition
 
 __all__ = ["CompiledConnections", "check_collisions", "compile_connections"]
 
@@ -48,6 +50,8 @@ def _unknown_protocol(module: ModuleType) -> str | None:
 
 
 def _manifest(named: NamedSource, definition: ConnectionDefinition, node_id: str, export: str) -> ConnectionManifest:
+    from eve_runtime.authoring.connections import McpClientConnection
+
     return ConnectionManifest(
         connection_name=named.name,
         description=definition.description,
@@ -68,6 +72,10 @@ def compile_connections(
     """Load the agent's connection files (problems become diagnostics; a bad file is left out)."""
     node_id = sources.node_id
     compiled = CompiledConnections()
+    if not sources.connections:
+        return compiled  # and the authoring API of connections stays unimported (`eve info`'s time)
+    from eve_runtime.authoring.connections import McpClientConnection, OpenApiConnection
+
     for named in sources.connections:
         path = named.source.path
         module = loader.load_into(path, diagnostics, node_id=node_id)
@@ -111,6 +119,10 @@ def check_collisions(
     diagnostics: list[Diagnostic],
 ) -> None:
     """Report every tool or subagent (`(name, where)` pairs) named like a connection or inside its prefix."""
+    if not connections.sources:
+        return
+    from eve_runtime.authoring.connection_access import SEPARATOR
+
     for name, where in names:
         for connection, named in connections.sources.items():
             if name == connection or name.startswith(connection + SEPARATOR):

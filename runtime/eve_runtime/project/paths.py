@@ -99,14 +99,14 @@ def load_env_files(app_root: Path, environ: MutableMapping[str, str] | None = No
     Returns:
         The files that were read.
     """
-    from dotenv import dotenv_values
-
     target = os.environ if environ is None else environ
     loaded: list[Path] = []
     merged: dict[str, str] = {}
     for name in (".env", ".env.local"):
         path = app_root / name
         if path.is_file():
+            from dotenv import dotenv_values  # only then: the template has neither file (`eve info`'s time)
+
             values = dotenv_values(path)
             merged.update({key: value for key, value in values.items() if value is not None})
             loaded.append(path)

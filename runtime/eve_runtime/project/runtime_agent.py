@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eve_runtime.authoring.channels import Channel, EveChannel
 from eve_runtime.authoring.config import AgentConfig
-from eve_runtime.authoring.connections import ConnectionDefinition
 from eve_runtime.authoring.dynamic import DynamicResolver
 from eve_runtime.authoring.hooks import Hook
 from eve_runtime.authoring.schedules import Schedule
@@ -18,6 +17,9 @@ from eve_runtime.authoring.skills import SkillHandle
 from eve_runtime.authoring.tools import ToolOptions
 from eve_runtime.project.manifest import AgentManifest, SkillManifest, ToolManifest
 from eve_runtime.sandbox.spec import SandboxSpec
+
+if TYPE_CHECKING:
+    from eve_runtime.authoring.connections import ConnectionDefinition  # compiling an app without any: not imported
 
 __all__ = ["RuntimeAgent", "RuntimeSkill", "RuntimeTool"]
 

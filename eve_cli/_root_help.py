@@ -1,0 +1,23 @@
+"""`eve --help`, as `eve_cli.app` prints it from 80 columns up: written by `scripts/root_help.py`."""
+
+ROOT_HELP = (
+    "Usage: eve [OPTIONS] COMMAND [ARGS]...\n"
+    "\n"
+    "  eve: agents as directories, with durable sessions.\n"
+    "\n"
+    "Options:\n"
+    "  --version   Print the version and exit.\n"
+    "  -h, --help  Show this message and exit.\n"
+    "\n"
+    "Commands:\n"
+    "  init         Create a new eve app (or add agent/ to an existing Python...\n"
+    "  info         Show the agent: model, instructions, tools, skills,...\n"
+    "  build        Compile the agent; write .eve/compile/manifest.json and...\n"
+    "  dev          Serve the agent for development with a terminal UI:...\n"
+    "  start        Serve the agent in production: every route but health...\n"
+    "  send         Send one message and print the reply (exit 0: done, 3:...\n"
+    "  eval         Run the app's evals (exit 0: all gates passed, 1: a...\n"
+    "  sessions     The sessions of a running eve server (the app's eve dev...\n"
+    "  schedules    The app's schedules (agent/schedules/): fire one by hand.\n"
+    "  connections  The app's connections (agent/connections/): MCP servers...\n"
+)
