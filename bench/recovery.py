@@ -263,6 +263,9 @@ def main() -> None:
     parser.add_argument("--save", type=Path, help="keep the killed app in this (new) folder and stop")
     parser.add_argument("--restart", type=Path, help="restart copies of a saved snapshot")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--delay-ms", type=int, default=200, help="between streamed words (--save 5000: nothing streams while resuming)"
+    )
     parser.add_argument("--world", choices=["local", "postgres"], default="local")
     parser.add_argument("--log", type=Path, help="append the servers' logs (stderr) to this file")
     parser.add_argument("--profile", type=Path, help="with --restart: write a cProfile of the restarted server here")
@@ -272,10 +275,10 @@ def main() -> None:
         return
     sessions = options.sessions
     if options.save is not None:
-        saved = run(sessions, save=options.save)
+        saved = run(sessions, options.delay_ms, save=options.save)
         print(f"saved {saved['interrupted']} of {sessions} interrupted sessions in {options.save}")
         return
-    figures = run(sessions, world=options.world, log=options.log)
+    figures = run(sessions, options.delay_ms, world=options.world, log=options.log)
     resumed = figures["resumed_s"]
     ok = figures["not_resumed"] == 0 and resumed <= TARGET_SECONDS
     print(
