@@ -99,11 +99,14 @@ class EveProcess:
         args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         log: Path | None = None,
+        command: Sequence[str] | None = None,
     ) -> None:
         """`args` and `env` are added to every start (`--world postgres --database-url ...`, a lease TTL).
 
         With `log`, every start appends its stderr (the server's log) there, for diagnosing a failure.
+        `command` replaces the `eve` command (`python -m cProfile -o FILE -m eve_cli`, say).
         """
+        self.command = list(command) if command is not None else None
         self.app = app
         self.log = log
         self.ledger = ledger
@@ -131,7 +134,7 @@ class EveProcess:
             stderr.write(f"==== start {self.starts + 1} at {time.time():.3f}\n")
             stderr.flush()
         self.process = subprocess.Popen(
-            [*eve_command(), "start", "--port", "0", *self.args],
+            [*(self.command or eve_command()), "start", "--port", "0", *self.args],
             cwd=self.app,
             env=env,
             stdout=subprocess.PIPE,

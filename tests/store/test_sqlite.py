@@ -163,6 +163,10 @@ async def test_a_version_1_database_is_migrated_keeping_its_sessions(tmp_path: P
             "CREATE TABLE sessions (id TEXT PRIMARY KEY, agent TEXT NOT NULL, created_at REAL NOT NULL, "
             "eve_version TEXT NOT NULL, status TEXT NOT NULL, deadline REAL, operation_id TEXT)"
         )
+        raw.execute(
+            "CREATE TABLE events (session_id TEXT NOT NULL, idx INTEGER NOT NULL, type TEXT NOT NULL, "
+            "line BLOB NOT NULL, PRIMARY KEY (session_id, idx))"
+        )
         raw.execute("INSERT INTO sessions VALUES ('s1', 'main', 1.0, '0.1.0', 'active', 5.0, NULL)")
         raw.execute("PRAGMA user_version = 1")
         raw.commit()
@@ -353,7 +357,7 @@ async def test_a_schema_2_database_gains_the_address_table(tmp_path: Path) -> No
     finally:
         await store.close()
     with contextlib.closing(sqlite3.connect(directory / "eve.sqlite3")) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
 
 
 async def test_a_schema_3_database_gains_the_channel_state_table(tmp_path: Path) -> None:
@@ -388,4 +392,4 @@ async def test_a_schema_4_database_gains_the_schedule_table(tmp_path: Path) -> N
     finally:
         await store.close()
     with contextlib.closing(sqlite3.connect(directory / "eve.sqlite3")) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6

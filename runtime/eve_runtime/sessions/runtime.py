@@ -8,9 +8,8 @@ stops at step boundaries.
 `Runtime` is what the server, the channels and the actors call; the parts behind some of its
 methods are modules of their own: creating sessions (`eve_runtime.sessions.creation`) and the
 child sessions of tasks (`eve_runtime.sessions.children`), cancel, compact, clear and reset
-(`eve_runtime.sessions.controls`), the timeout timer (`eve_runtime.sessions.timeouts`), the schedule
-timer (`eve_runtime.sessions.schedules`), the agents
-of a build (`eve_runtime.sessions.agents`) and the tunables (`eve_runtime.engine.options`).
+(`eve_runtime.sessions.controls`), the timeout timer (`eve_runtime.sessions.timeouts`), the schedule timer
+(`eve_runtime.sessions.schedules`), the agents of a build (`eve_runtime.sessions.agents`), the tunables.
 """
 
 from __future__ import annotations
@@ -119,10 +118,11 @@ class Runtime:
     async def start(self) -> None:
         """Recover every unfinished session and start the timeout timer. The store must be open.
 
-        Every active session gets an actor; one with nothing to do ends after reading its
-        checkpoint and inbox (it never loads its history).
+        Every active session gets an actor; one with nothing to do ends after reading its checkpoint and inbox.
         """
         bind_store(self.store, default=True)
+        if self.ownership is not None:  # before any actor asks for a lease: a dead predecessor's are free now
+            await self.ownership.end_dead_siblings()
         stored = await self.store.list_sessions("active")
         sessions = [s for s in stored if self.availability.runs(s)]
         for stranded in [s for s in stored if self.availability.stranded(s)]:

@@ -35,7 +35,7 @@ from eve_runtime.store.rows import (
     session_from_row,
     session_values,
 )
-from eve_runtime.store.sqlite_schema import from_text, to_text
+from eve_runtime.store.sqlite_schema import KEPT_EVENTS, STREAMED_TYPES, from_text, to_text
 
 __all__ = [
     "address_holder",
@@ -89,8 +89,12 @@ def read_events(
     conn: sqlite3.Connection, session_id: str, start: int, end: int | None, skip: tuple[str, ...] = ()
 ) -> list[EventRow]:
     """Events with `start <= index < end` whose type is not in `skip`, in order."""
-    # the types left out are filtered in SQLite: their rows never become Python objects
-    leave_out = f" AND type NOT IN ({','.join('?' * len(skip))})" if skip else ""
+    # the types left out are filtered in SQLite: their rows never become Python objects; without
+    # the streamed deltas, through the partial index that leaves them out (`KEPT_EVENTS`)
+    if set(skip) == set(STREAMED_TYPES):
+        leave_out, skip = f" AND {KEPT_EVENTS}", ()
+    else:
+        leave_out = f" AND type NOT IN ({','.join('?' * len(skip))})" if skip else ""
     rows = conn.execute(
         f"SELECT idx, type, line FROM events WHERE session_id = ? AND idx >= ? AND idx < ?{leave_out} ORDER BY idx",
         (session_id, start, (1 << 62) if end is None else end, *skip),

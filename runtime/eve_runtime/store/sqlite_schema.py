@@ -9,7 +9,9 @@ from eve_runtime.store.base import StoreError
 
 __all__ = [
     "DATABASE_NAME",
+    "KEPT_EVENTS",
     "SCHEMA_VERSION",
+    "STREAMED_TYPES",
     "connect",
     "ensure_schema",
     "from_text",
@@ -17,8 +19,18 @@ __all__ = [
 ]
 
 DATABASE_NAME = "eve.sqlite3"
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """Stored in `PRAGMA user_version`; a database with a higher version was written by a newer eve."""
+
+STREAMED_TYPES = ("action.input.appended", "message.appended", "reasoning.appended")
+"""The streamed delta events (`events.catalog.DELTA_FIELDS`, which this layer may not import)."""
+KEPT_EVENTS = "type NOT IN (" + ", ".join(f"'{t}'" for t in STREAMED_TYPES) + ")"
+"""The events but streamed deltas, as SQL: the partial index `events_kept` holds them (schema 6).
+
+Recovery reads a turn's events after its checkpoint without their deltas: through this index it
+reads the few it needs, not every delta the turn streamed (a 1,000-session restart spent 0.2-0.4 s
+of the store's thread stepping over 110,000 deltas). Only a query naming this very condition, not
+bound values, can use it."""
 
 _BUSY_TIMEOUT_MS = 10_000
 
@@ -105,6 +117,9 @@ CREATE TABLE schedule_fires (
     last_fire REAL NOT NULL,
     claimed_at REAL NOT NULL
 );
+""",
+    6: f"""
+CREATE INDEX IF NOT EXISTS events_kept ON events (session_id, idx) WHERE {KEPT_EVENTS};
 """,
 }
 """What each schema version adds to the one before it (a new database runs them all)."""
