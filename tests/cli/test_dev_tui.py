@@ -335,12 +335,18 @@ def test_a_command_that_fails_says_why_and_the_ui_goes_on(app: Path, config_home
         session.send("sk-x\r")
         session.expect(r"That did not work: ")
         session.expect(r"is\s+not\s+valid\s+TOML")
-        session.line("/model test")  # back to the offline model before talking to it
-        session.expect(r"Model set to test")
         record = read_record(app)
         assert record is not None
+        before = httpx.get(f"{record.url}/eve/v1/dev/build").json()["generation"]
+        session.line("/model test")  # back to the offline model before talking to it
+        session.expect(r"Model set to test")
         deadline = time.monotonic() + 20
-        while httpx.get(f"{record.url}/eve/v1/info").json()["agent"]["model"]["id"] != "test":  # served again
+        # Served again: a generation newer than the one before `/model test` (the reload to the openai
+        # model may land after `before` was read, still serving that model) with the test model.
+        while not (
+            httpx.get(f"{record.url}/eve/v1/dev/build").json()["generation"] > before
+            and httpx.get(f"{record.url}/eve/v1/info").json()["agent"]["model"]["id"] == "test"
+        ):
             assert time.monotonic() < deadline, "the test model never came back"
             time.sleep(0.05)
         session.line("still here?")
