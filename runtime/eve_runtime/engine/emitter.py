@@ -13,6 +13,9 @@ with the stream's read of it, costs about 1 ms of CPU). With nobody reading, a d
 any other event, since a sooner write would help no one: a fast model's step then costs one
 transaction, not two. `hurry` ends a linger early: a step about to wait on a provider's network
 call writes what it emitted so far meanwhile, instead of after the provider's client took the loop.
+`settle` waits for a delta due now to be durable: a model call awaits it after its first output,
+so that the first token of a watched stream is written and streamed before the provider's client
+parses on (litellm parses a burst of buffered chunks without giving the loop, or the GIL, away).
 
 State changes ride with events. `attach` queues history, consumed deliveries and a checkpoint
 for the next write, which also carries every event emitted before them: they become durable
@@ -117,6 +120,8 @@ class Emitter:
         """What the background write waits on before its next transaction (set early by a due delta)."""
         self._hurried = False
         """`hurry` was called: the background write does not linger before its next transaction."""
+        self._wrote: asyncio.Future[None] | None = None
+        """Resolved after the next write (or when the background write stops): what `settle` waits on."""
         self._failure: BaseException | None = None
         self.observer: Observer | None = None
         self.tap: Callable[[StreamEvent], None] | None = None
@@ -202,6 +207,23 @@ class Emitter:
         if nap is not None and not nap.done():
             nap.set_result(None)
         self._schedule()
+
+    async def settle(self) -> None:
+        """Wait until the deltas pending now are durable, when a reader watches and they are due now.
+
+        Returns at once otherwise (nobody watches, the last write of a delta was less than
+        `delta_interval` ago, or the last event pending is not a delta). A write that fails does
+        not raise here: the next flush or commit raises it.
+        """
+        if not self._pending or self._pending[-1].type not in DELTA_FIELDS or self._failure is not None:
+            return
+        if not self.store.watched(self.session_id) or self._wait(first=False) > 0:
+            return
+        target = self._next_unassigned + len(self._pending)
+        while self._next_index < target and self._failure is None and self._flushing is not None:
+            if self._wrote is None:
+                self._wrote = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._wrote)
 
     async def flush(self) -> None:
         """Wait until every event emitted (and everything attached) so far is durable."""
@@ -304,6 +326,7 @@ class Emitter:
             self._failure = exc
         finally:
             self._flushing = None
+            self._written()
 
     async def _write(
         self,
@@ -340,8 +363,14 @@ class Emitter:
             ),
         )
         self._next_index = index
+        self._written()
         if self.observer is not None and rows:
             self.observer(rows)
+
+    def _written(self) -> None:
+        wrote, self._wrote = self._wrote, None
+        if wrote is not None and not wrote.done():
+            wrote.set_result(None)
 
     def _raise_failure(self) -> None:
         if self._failure is not None:
