@@ -3,7 +3,8 @@
 litellm parses chunks it finds buffered without giving the event loop (or the GIL) away, so the
 first text delta of a watched session is made durable before the call reads on
 (`Emitter.settle`): the stream reader gets the first token while the rest is still being parsed.
-Nobody watching, nothing waits: the delta lingers into the step's write as before.
+At the finish chunk (`OutputDone`), the rest is written at once, before litellm assembles the
+whole response. Nobody watching, nothing waits: the delta lingers into the step's write as before.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 
 import eve_runtime.models as models
-from eve_runtime.models import LiteLLMModel, ModelEvent, ModelRequest, TextDelta
+from eve_runtime.models import Finish, LiteLLMModel, ModelEvent, ModelRequest, TextDelta
 from eve_runtime.store.base import Commit, Store
 from tests.fixtures.openai_server import LocalOpenAIServer
 from tests.harness import fast_options, last_reply, make_harness, of_type, open_store
@@ -63,6 +64,7 @@ class Observed:
         self.streamed_at_second: bool | None = None
         """Whether the stream reader had the first delta when the provider's second text chunk came."""
         self.streamed = False
+        self.durable_at_finish: int | None = None
         self.ended = False
 
     @property
@@ -79,6 +81,8 @@ class Observed:
                 if texts == 2:  # a synchronous read: nothing else runs meanwhile
                     self.durable_at_second = await self.store.event_count(session_id)
                     self.streamed_at_second = self.streamed
+            if isinstance(event, Finish):
+                self.durable_at_finish = await self.store.event_count(session_id)
             yield event
         self.ended = True
 
@@ -150,6 +154,10 @@ async def test_the_first_delta_of_a_watched_burst_is_streamed_before_the_burst_i
     assert first["data"]["messageDelta"] == "w0 "  # the first chunk alone: written before the second was read
     assert model.durable_at_second is not None and model.durable_at_second > index
     assert model.streamed_at_second  # ... and streamed, too
+    # The last words were durable (so streamed) before litellm ended its stream (it assembles the whole
+    # response first), not after it, with the step's end.
+    assert model.durable_at_finish is not None
+    assert "".join(e["data"].get("messageDelta", "") for e in events[: model.durable_at_finish]) == REPLY
     assert last_reply(events) == REPLY
     assert "".join(e["data"]["messageDelta"] for e in of_type(events, "message.appended")) == REPLY
 

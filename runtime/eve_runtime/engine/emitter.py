@@ -120,6 +120,8 @@ class Emitter:
         """What the background write waits on before its next transaction (set early by a due delta)."""
         self._hurried = False
         """`hurry` was called: the background write does not linger before its next transaction."""
+        self._now = False
+        """`settle(now=True)` was called: the next write does not wait for the delta interval."""
         self._wrote: asyncio.Future[None] | None = None
         """Resolved after the next write (or when the background write stops): what `settle` waits on."""
         self._failure: BaseException | None = None
@@ -208,16 +210,25 @@ class Emitter:
             nap.set_result(None)
         self._schedule()
 
-    async def settle(self) -> None:
+    async def settle(self, *, now: bool = False) -> None:
         """Wait until the deltas pending now are durable, when a reader watches and they are due now.
 
-        Returns at once otherwise (nobody watches, the last write of a delta was less than
+        With `now` they are due now in any case (the model's output is done): they are written at
+        once. Returns at once otherwise (nobody watches, the last write of a delta was less than
         `delta_interval` ago, or the last event pending is not a delta). A write that fails does
         not raise here: the next flush or commit raises it.
         """
         if not self._pending or self._pending[-1].type not in DELTA_FIELDS or self._failure is not None:
             return
-        if not self.store.watched(self.session_id) or self._wait(first=False) > 0:
+        if not self.store.watched(self.session_id):
+            return
+        if now:
+            self._now = True
+            nap = self._nap
+            if nap is not None and not nap.done():
+                nap.set_result(None)
+            self._schedule()
+        elif self._wait(first=False) > 0:
             return
         target = self._next_unassigned + len(self._pending)
         while self._next_index < target and self._failure is None and self._flushing is not None:
@@ -286,6 +297,8 @@ class Emitter:
 
     def _wait(self, *, first: bool) -> float:
         """Seconds the background write waits before its next transaction (see the module docstring)."""
+        if self._now:
+            return 0.0
         lingering = self.linger if first else 0.0
         if self._attached or not self._pending or self._pending[-1].type not in DELTA_FIELDS:
             return 0.0 if self._hurried else lingering
@@ -337,7 +350,7 @@ class Emitter:
     ) -> None:
         batch, self._pending = self._pending, []
         attached, self._attached = self._attached, _Attachment()
-        self._hurried = False
+        self._hurried = self._now = False
         self._next_unassigned += len(batch)
         rows = []
         index = self._next_index

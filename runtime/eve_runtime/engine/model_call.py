@@ -1,7 +1,8 @@
 """One step's model call: streamed into the turn's events, retried, and interruptible.
 
 Text, reasoning and tool-input deltas are emitted as they arrive (`message.appended`,
-`reasoning.appended`, `action.input.appended`). The first of a remote model's call is *settled*:
+`reasoning.appended`, `action.input.appended`). The first of a remote model's call, and all of
+them once it says its output is done (`OutputDone`), are *settled*:
 the call reads on from the provider once it is durable (`Emitter.settle`: at once when nobody
 watches the session), so a burst of buffered chunks does not hold up the first token. A steering
 message aborts the call while it has produced no output yet
@@ -38,6 +39,7 @@ from eve_runtime.models.base import (
     Model,
     ModelError,
     ModelRequest,
+    OutputDone,
     ReasoningDelta,
     TextDelta,
     ToolCallFinished,
@@ -57,8 +59,11 @@ class Pace(Protocol):
     def hurry(self) -> None:
         """Write what was emitted so far without lingering (the request goes out meanwhile)."""
 
-    async def settle(self) -> None:
-        """Wait until the deltas emitted so far are durable, when a stream reader waits for them now."""
+    async def settle(self, *, now: bool = False) -> None:
+        """Wait until the deltas emitted so far are durable, when a stream reader waits for them now.
+
+        With `now`, also when the last write of a delta was less than the delta interval ago.
+        """
 
 
 class Steered(Exception):
@@ -228,6 +233,9 @@ class ModelCall:
                 emit(ActionInputAppended(at, event.call_id, event.delta, name))
             elif isinstance(event, ToolCallFinished):
                 result.calls.append(event.call)
+            elif isinstance(event, OutputDone):
+                if self.pace is not None and getattr(model, "remote", False):
+                    await self.pace.settle(now=True)  # the last words go out before the provider's client ends
             elif isinstance(event, Finish):
                 result.finish = event
         if result.finish is None:
