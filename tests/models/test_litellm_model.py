@@ -35,6 +35,7 @@ from eve_runtime.models import (
     ModelRequest,
     ModelRequestsBlockedError,
     ModelSettings,
+    OutputDone,
     ReasoningDelta,
     TextDelta,
     ToolCallFinished,
@@ -130,7 +131,8 @@ def finish_of(events: list[ModelEvent]) -> Finish:
 async def test_plain_text(script: Script) -> None:
     script.chunks = [text("Hello "), text("world"), end("stop")]
     events = await run()
-    assert [e for e in events if not isinstance(e, Finish)] == [TextDelta("Hello "), TextDelta("world")]
+    # The finish chunk says the output is whole (`OutputDone`), before litellm ends its stream.
+    assert [e for e in events if not isinstance(e, Finish)] == [TextDelta("Hello "), TextDelta("world"), OutputDone()]
     finish = finish_of(events)
     assert finish.reason == "stop"
     assert finish.provider_reason is None
@@ -157,6 +159,7 @@ async def test_tool_arguments_split_across_chunks(script: Script) -> None:
         ToolInputDelta(call_id="call_1", delta='{"a": '),
         ToolInputDelta(call_id="call_1", delta='1, "b"'),
         ToolInputDelta(call_id="call_1", delta=": 2}"),
+        OutputDone(),
         ToolCallFinished(call=ToolCall(id="call_1", name="add", arguments={"a": 1, "b": 2})),
     ]
     assert finish_of(events).reason == "tool-calls"
@@ -223,7 +226,7 @@ async def test_reasoning(script: Script) -> None:
         reasoning="high", max_output_tokens=100, model_options={"allowed_openai_params": ["reasoning_effort"]}
     )
     events = await run(settings=settings)
-    assert events[:-1] == [ReasoningDelta("Let me "), ReasoningDelta("think."), TextDelta("42")]
+    assert events[:-1] == [ReasoningDelta("Let me "), ReasoningDelta("think."), TextDelta("42"), OutputDone()]
     assert finish_of(events).reason == "stop"
     params = script.calls[0]["optional_params"]
     assert params["reasoning_effort"] == "high"

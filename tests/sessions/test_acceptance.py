@@ -69,7 +69,9 @@ async def test_an_idle_session_starts_its_turn_while_the_message_commits(tmp_pat
     finally:
         await h.stop()
         await store.close()
-    assert store.seen == [(True, False)] * 3  # each time an actor had it before it was durable
+    # Each delivery told early (a job alone in its transaction: under load one may share a group
+    # commit, and is then handed over once durable) was with an actor before it was durable.
+    assert store.seen and all(seen == (True, False) for seen in store.seen)
 
 
 @pytest.mark.parametrize("harness_store", ["memory"], indirect=True)

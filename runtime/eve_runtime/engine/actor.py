@@ -80,7 +80,7 @@ class SessionActor:
         self.emitter.observer = host.hooks.observer(
             session.id, lambda: self.agent, lambda: hook_context(self.session_id, self.agent, self.state)
         )
-        self.hurry = self.emitter.hurry  # the Session port's: write what was emitted so far, without lingering
+        self.hurry, self.settle = self.emitter.hurry, self.emitter.settle  # the Session port's (see Emitter)
         self.dynamic_tools = DynamicTools()
         """Tools `define_dynamic` resolvers returned (functions: never in a checkpoint)."""
         self.inbox = Inbox()

@@ -13,6 +13,9 @@ with the stream's read of it, costs about 1 ms of CPU). With nobody reading, a d
 any other event, since a sooner write would help no one: a fast model's step then costs one
 transaction, not two. `hurry` ends a linger early: a step about to wait on a provider's network
 call writes what it emitted so far meanwhile, instead of after the provider's client took the loop.
+`settle` waits for a delta due now to be durable: a model call awaits it after its first output,
+so that the first token of a watched stream is written and streamed before the provider's client
+parses on (litellm parses a burst of buffered chunks without giving the loop, or the GIL, away).
 
 State changes ride with events. `attach` queues history, consumed deliveries and a checkpoint
 for the next write, which also carries every event emitted before them: they become durable
@@ -34,10 +37,10 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from eve_runtime.events.catalog import DELTA_FIELDS, EventType, StreamEvent
+from eve_runtime.engine.emitter_batch import Attachment, PendingEvent
+from eve_runtime.events.catalog import DELTA_FIELDS, StreamEvent
 from eve_runtime.events.wire import event_line, now_iso
 from eve_runtime.ids import new_event_id
 from eve_runtime.redaction import REDACTOR
@@ -56,32 +59,6 @@ Observer = Callable[[Sequence[EventRow]], None]
 
 CheckpointFactory = Callable[[int], str]
 """Given the number of events the checkpoint covers, the checkpoint document (called at once)."""
-
-
-@dataclass
-class _Pending:
-    type: EventType
-    data: dict[str, Any]
-    delivery_ids: tuple[str, ...]
-    at: str
-    sealed: bool = False
-    """A checkpoint was attached after this event: nothing may merge into it any more."""
-
-    def absorbs(self, event_type: EventType, data: dict[str, Any], delivery_ids: tuple[str, ...]) -> bool:
-        field = DELTA_FIELDS.get(event_type)
-        if self.sealed or field is None or event_type != self.type or delivery_ids != self.delivery_ids:
-            return False
-        return all(self.data.get(k) == v for k, v in data.items() if k != field)
-
-
-@dataclass
-class _Attachment:
-    history: list[str] = field(default_factory=list)
-    consumed: list[str] = field(default_factory=list)
-    checkpoint: str | None = None
-
-    def __bool__(self) -> bool:
-        return bool(self.history or self.consumed or self.checkpoint)
 
 
 class Emitter:
@@ -107,8 +84,8 @@ class Emitter:
         """When (event loop time) the last background write carrying a delta started."""
         self.delivery_ids: tuple[str, ...] = ()
         """The deliveries that own what is emitted now (the current turn's)."""
-        self._pending: list[_Pending] = []
-        self._attached = _Attachment()
+        self._pending: list[PendingEvent] = []
+        self._attached = Attachment()
         self._write_lock = asyncio.Lock()
         self._flushing: asyncio.Task[None] | None = None
         self._commits_waiting = 0
@@ -117,6 +94,10 @@ class Emitter:
         """What the background write waits on before its next transaction (set early by a due delta)."""
         self._hurried = False
         """`hurry` was called: the background write does not linger before its next transaction."""
+        self._now = False
+        """`settle(now=True)` was called: the next write does not wait for the delta interval."""
+        self._wrote: asyncio.Future[None] | None = None
+        """Resolved after the next write (or when the background write stops): what `settle` waits on."""
         self._failure: BaseException | None = None
         self._after: list[asyncio.Future[Any]] = []
         """Deliveries taken before they were durable: nothing is written before they are (`after`)."""
@@ -162,7 +143,7 @@ class Emitter:
             last = self._pending[-1]
             last.data[field_name] = last.data[field_name] + data[field_name]
         else:
-            self._pending.append(_Pending(event_type, data, self.delivery_ids, now_iso()))
+            self._pending.append(PendingEvent(event_type, data, self.delivery_ids, now_iso()))
         nap = self._nap
         if (
             nap is not None
@@ -212,6 +193,32 @@ class Emitter:
         turn writes about it, and every effect a tool has (tools run after a write), comes after it.
         """
         self._after.append(durable)
+
+    async def settle(self, *, now: bool = False) -> None:
+        """Wait until the deltas pending now are durable, when a reader watches and they are due now.
+
+        With `now` they are due now in any case (the model's output is done): they are written at
+        once. Returns at once otherwise (nobody watches, the last write of a delta was less than
+        `delta_interval` ago, or the last event pending is not a delta). A write that fails does
+        not raise here: the next flush or commit raises it.
+        """
+        if not self._pending or self._pending[-1].type not in DELTA_FIELDS or self._failure is not None:
+            return
+        if not self.store.watched(self.session_id):
+            return
+        if now:
+            self._now = True
+            nap = self._nap
+            if nap is not None and not nap.done():
+                nap.set_result(None)
+            self._schedule()
+        elif self._wait(first=False) > 0:
+            return
+        target = self._next_unassigned + len(self._pending)
+        while self._next_index < target and self._failure is None and self._flushing is not None:
+            if self._wrote is None:
+                self._wrote = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._wrote)
 
     async def flush(self) -> None:
         """Wait until every event emitted (and everything attached) so far is durable."""
@@ -274,6 +281,8 @@ class Emitter:
 
     def _wait(self, *, first: bool) -> float:
         """Seconds the background write waits before its next transaction (see the module docstring)."""
+        if self._now:
+            return 0.0
         lingering = self.linger if first else 0.0
         if self._attached or not self._pending or self._pending[-1].type not in DELTA_FIELDS:
             return 0.0 if self._hurried else lingering
@@ -314,6 +323,7 @@ class Emitter:
             self._failure = exc
         finally:
             self._flushing = None
+            self._written()
 
     async def _write(
         self,
@@ -326,8 +336,8 @@ class Emitter:
             await asyncio.shield(self._after[0])  # raises its failure (the actor's own cancel leaves it be)
             del self._after[0]
         batch, self._pending = self._pending, []
-        attached, self._attached = self._attached, _Attachment()
-        self._hurried = False
+        attached, self._attached = self._attached, Attachment()
+        self._hurried = self._now = False
         self._next_unassigned += len(batch)
         rows = []
         index = self._next_index
@@ -353,8 +363,14 @@ class Emitter:
             ),
         )
         self._next_index = index
+        self._written()
         if self.observer is not None and rows:
             self.observer(rows)
+
+    def _written(self) -> None:
+        wrote, self._wrote = self._wrote, None
+        if wrote is not None and not wrote.done():
+            wrote.set_result(None)
 
     def _raise_failure(self) -> None:
         if self._failure is not None:

@@ -1,9 +1,13 @@
 """One step's model call: streamed into the turn's events, retried, and interruptible.
 
 Text, reasoning and tool-input deltas are emitted as they arrive (`message.appended`,
-`reasoning.appended`, `action.input.appended`). A steering message aborts the call while it has
-produced no output yet ([`Steered`][eve_runtime.engine.model_call.Steered]); a cancel aborts it at any
-time, the wait before a retry included ([`Cancelled`][eve_runtime.engine.model_call.Cancelled]).
+`reasoning.appended`, `action.input.appended`). The first of a remote model's call, and all of
+them once it says its output is done (`OutputDone`), are *settled*:
+the call reads on from the provider once it is durable (`Emitter.settle`: at once when nobody
+watches the session), so a burst of buffered chunks does not hold up the first token. A steering
+message aborts the call while it has produced no output yet
+([`Steered`][eve_runtime.engine.model_call.Steered]); a cancel aborts it at any time, the wait
+before a retry included ([`Cancelled`][eve_runtime.engine.model_call.Cancelled]).
 
 Provider errors a retry may cure (429, 5xx, timeouts, dropped connections: `ModelError.retryable`)
 are retried with exponential backoff (or after the provider's `Retry-After`), each retry announced
@@ -20,7 +24,7 @@ import logging
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from eve_runtime.crashpoints import crashpoint
 from eve_runtime.engine.conversation import REPLY_TOOL
@@ -35,6 +39,7 @@ from eve_runtime.models.base import (
     Model,
     ModelError,
     ModelRequest,
+    OutputDone,
     ReasoningDelta,
     TextDelta,
     ToolCallFinished,
@@ -42,10 +47,23 @@ from eve_runtime.models.base import (
     ToolInputDelta,
 )
 
-__all__ = ["Cancelled", "ModelCall", "ModelResult", "StepFailed", "Steered", "error_details", "retry_delay"]
+__all__ = ["Cancelled", "ModelCall", "ModelResult", "Pace", "StepFailed", "Steered", "error_details", "retry_delay"]
 
 logger = logging.getLogger("eve.model")
 _T = TypeVar("_T")
+
+
+class Pace(Protocol):
+    """The writes of a remote model's call (the session's emitter: `Emitter.hurry`, `Emitter.settle`)."""
+
+    def hurry(self) -> None:
+        """Write what was emitted so far without lingering (the request goes out meanwhile)."""
+
+    async def settle(self, *, now: bool = False) -> None:
+        """Wait until the deltas emitted so far are durable, when a stream reader waits for them now.
+
+        With `now`, also when the last write of a delta was less than the delta interval ago.
+        """
 
 
 class Steered(Exception):
@@ -92,11 +110,11 @@ class ModelCall:
         options: RuntimeOptions,
         *,
         quiet: frozenset[str] = frozenset(),
-        hurry: Callable[[], None] | None = None,
+        pace: Pace | None = None,
     ) -> None:
         self.emit = emit
-        self.hurry = hurry
-        """Writes what was emitted so far without lingering (before a call to a model over the network)."""
+        self.pace = pace
+        """How the emitted events are written around a call to a model over the network (see `Pace`)."""
         self.at = at
         self.options = options
         self.quiet = quiet | {REPLY_TOOL}
@@ -129,8 +147,8 @@ class ModelCall:
                 raise Cancelled()
             if steered() and not self.output_started:
                 raise Steered()  # a message arrived while the step was being prepared (or the call waited)
-            if self.hurry is not None and getattr(model, "remote", False):
-                self.hurry()  # the step's events so far get written while the request goes out
+            if self.pace is not None and getattr(model, "remote", False):
+                self.pace.hurry()  # the step's events so far get written while the request goes out
             try:
                 return await self._interruptible(self._stream(model, request))
             except ModelError as exc:
@@ -185,6 +203,8 @@ class ModelCall:
     async def _stream(self, model: Model, request: ModelRequest) -> ModelResult:
         emit, at = self.emit, self.at
         result = ModelResult()
+        # The first delta of a remote call is made durable (and so streamed) before reading on.
+        unsettled = self.pace if getattr(model, "remote", False) else None
         async for event in model.stream(request):
             if isinstance(event, TextDelta):
                 if event.text:
@@ -193,9 +213,15 @@ class ModelCall:
                     self.output_started = True
                     result.text += event.text
                     emit(MessageAppended(at, event.text))
+                    if unsettled is not None:
+                        await unsettled.settle()
+                        unsettled = None
             elif isinstance(event, ReasoningDelta):
                 result.reasoning += event.text
                 emit(ReasoningAppended(at, event.text))
+                if unsettled is not None and event.text:
+                    await unsettled.settle()
+                    unsettled = None
             elif isinstance(event, ToolCallStarted):
                 self.output_started = True
                 self._tool_names[event.call_id] = event.name
@@ -207,6 +233,9 @@ class ModelCall:
                 emit(ActionInputAppended(at, event.call_id, event.delta, name))
             elif isinstance(event, ToolCallFinished):
                 result.calls.append(event.call)
+            elif isinstance(event, OutputDone):
+                if self.pace is not None and getattr(model, "remote", False):
+                    await self.pace.settle(now=True)  # the last words go out before the provider's client ends
             elif isinstance(event, Finish):
                 result.finish = event
         if result.finish is None:

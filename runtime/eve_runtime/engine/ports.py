@@ -158,6 +158,10 @@ class Session(TaskSession, Protocol):
         """Write what was emitted so far at once, without waiting for it (a network model call starts)."""
         ...
 
+    async def settle(self, *, now: bool = False) -> None:
+        """Wait until the deltas emitted so far are durable, if a stream reader waits for them now (see `Emitter`)."""
+        ...
+
     def add_usage(self, finish: Finish) -> None:
         """Count a finished model call in the session's totals."""
         ...

@@ -208,7 +208,7 @@ class TurnRunner:
         at = self.step_at(step_index)
         session.emit(StepStarted(at, model_id))
         self._model_call = ModelCall(
-            session.emit, at, session.host.options, quiet=quiet_tools(session.agent), hurry=session.hurry
+            session.emit, at, session.host.options, quiet=quiet_tools(session.agent), pace=session
         )
         if turn.execute:
             await self._run_approved(step_index)

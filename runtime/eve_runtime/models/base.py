@@ -2,7 +2,8 @@
 
 A [`Model`][eve_runtime.models.base.Model] turns a [`ModelRequest`][eve_runtime.models.base.ModelRequest]
 into an async stream of [`ModelEvent`][eve_runtime.models.base.ModelEvent]s: text, reasoning and
-tool-input deltas as they arrive, each finished tool call, and exactly one final
+tool-input deltas as they arrive, each finished tool call, optionally an
+[`OutputDone`][eve_runtime.models.base.OutputDone] once the output is whole, and exactly one final
 [`Finish`][eve_runtime.models.base.Finish] carrying the finish reason, token usage and cost.
 A failed call raises [`ModelError`][eve_runtime.models.base.ModelError], which says what kind of
 failure it is and whether a retry may succeed.
@@ -27,6 +28,7 @@ __all__ = [
     "ModelRequest",
     "ModelRequestsBlockedError",
     "ModelSettings",
+    "OutputDone",
     "ReasoningDelta",
     "TextDelta",
     "ToolCallFinished",
@@ -126,6 +128,16 @@ class ToolCallFinished:
 
 
 @dataclass(frozen=True)
+class OutputDone:
+    """The model streamed all of its output; its usage and the end of the call are still to come.
+
+    Optional. A provider's client may work a while between the two (litellm assembles the whole
+    response, about a third of a burst's parsing time): on this event the engine writes and
+    streams the deltas so far at once, instead of after that work.
+    """
+
+
+@dataclass(frozen=True)
 class Finish:
     """The end of a model call. Always the last event of a stream."""
 
@@ -137,7 +149,7 @@ class Finish:
     """The provider's own finish reason, when it differs from `reason`."""
 
 
-ModelEvent = TextDelta | ReasoningDelta | ToolCallStarted | ToolInputDelta | ToolCallFinished | Finish
+ModelEvent = TextDelta | ReasoningDelta | ToolCallStarted | ToolInputDelta | ToolCallFinished | OutputDone | Finish
 """Anything a model stream yields."""
 
 

@@ -19,7 +19,7 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from eve_runtime.models.base import Finish, ModelError, ModelEvent, ModelRequest, Usage
+from eve_runtime.models.base import Finish, ModelError, ModelEvent, ModelRequest, OutputDone, Usage
 from eve_runtime.models.openai_format import (
     ToolCallAssembler,
     chunk_events,
@@ -211,8 +211,12 @@ class LiteLLMModel:
                     raw_usage = get_field(chunk, "usage")
                 for event in chunk_events(chunk, tool_calls):
                     yield event
+                finished = raw_reason
                 for choice in get_field(chunk, "choices") or ():
                     raw_reason = get_field(choice, "finish_reason") or raw_reason
+                if raw_reason is not None and finished is None:
+                    # The output is whole; litellm now assembles the whole response before it ends the stream.
+                    yield OutputDone()
                 # litellm's stream does not reach the event loop while chunks are buffered (a burst):
                 # yield to it, so the text emitted so far is written and streamed meanwhile.
                 await asyncio.sleep(0)

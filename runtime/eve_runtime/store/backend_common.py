@@ -41,14 +41,14 @@ class EventWaiters:
     """
 
     def __init__(self) -> None:
-        self._waiters: dict[str, set[asyncio.Future[None]]] = {}
+        self._waiters: dict[str, set[asyncio.Future[bool]]] = {}
         self._waited: dict[str, float] = {}
         """When (loop time) a waiter of each session was last added (see `watched`)."""
 
-    def add(self, session_id: str) -> asyncio.Future[None]:
-        """Register a waiter for the session's next commit with events."""
+    def add(self, session_id: str) -> asyncio.Future[bool]:
+        """Register a waiter for the session's next commit with events (it resolves True then)."""
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[None] = loop.create_future()
+        future: asyncio.Future[bool] = loop.create_future()
         self._waiters.setdefault(session_id, set()).add(future)
         self._waited[session_id] = loop.time()
         return future
@@ -65,7 +65,7 @@ class EventWaiters:
         del self._waited[session_id]
         return False
 
-    def discard(self, session_id: str, future: asyncio.Future[None]) -> None:
+    def discard(self, session_id: str, future: asyncio.Future[bool]) -> None:
         """Forget a waiter (after it woke or timed out)."""
         waiting = self._waiters.get(session_id)
         if waiting is not None:
@@ -78,7 +78,7 @@ class EventWaiters:
         for session_id in session_ids:
             for future in self._waiters.pop(session_id, ()):
                 if not future.done():
-                    future.set_result(None)
+                    future.set_result(True)
 
     def notify_all(self) -> None:
         """Wake every waiter of every session (they re-read what they wait for)."""
@@ -102,15 +102,24 @@ class EventWaiters:
             finally:
                 self.discard(session_id, future)
 
-    async def wait(self, future: asyncio.Future[None], timeout: float) -> bool:
-        """Wait for a registered future; False when `timeout` seconds passed first."""
-        if timeout <= 0:
-            return future.done()
+    async def wait(self, future: asyncio.Future[bool], timeout: float) -> bool:
+        """Wait for a registered future; False when `timeout` seconds passed first.
+
+        The future is awaited itself, with a timer that resolves it False: a commit's notify then
+        resumes the reader in the next turn of the loop (`asyncio.wait_for` would take two more).
+        """
+        if timeout <= 0 or future.done():
+            return future.done() and future.result()
+        timer = asyncio.get_running_loop().call_later(timeout, _expire, future)
         try:
-            await asyncio.wait_for(future, timeout)
-        except TimeoutError:
-            return False
-        return True
+            return await future
+        finally:
+            timer.cancel()
+
+
+def _expire(future: asyncio.Future[bool]) -> None:
+    if not future.done():
+        future.set_result(False)
 
 
 def check_events(session_id: str, count: int, events: Iterable[EventRow]) -> None:
