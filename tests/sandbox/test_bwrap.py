@@ -130,14 +130,28 @@ async def test_a_file_in_var_only_eves_user_may_read_is_hidden(tmp_path: Path) -
     descriptor, name = tempfile.mkstemp(prefix="eve-private-", dir="/var/tmp")  # mode 0600
     os.write(descriptor, b"db-password\n")
     os.close(descriptor)
-    bwrap._private_system_files.cache_clear()  # the scan is made once per process
+    bwrap._scan_private_system_files.cache_clear()  # the scan is made once per process
     try:
         sandbox = await open_sandbox(tmp_path)
         result = await sandbox.run(f"cat {name}; cat /etc/hostname > /dev/null && echo system-ok")
         assert "db-password" not in result.stdout and "system-ok" in result.stdout
     finally:
         os.unlink(name)
-        bwrap._private_system_files.cache_clear()
+        bwrap._scan_private_system_files.cache_clear()
+
+
+async def test_a_private_file_gone_since_the_scan_breaks_no_command(tmp_path: Path) -> None:
+    folder = tempfile.mkdtemp(prefix="eve-gone-", dir="/var/tmp")  # mode 0700: only eve's user reads it
+    bwrap._scan_private_system_files.cache_clear()
+    try:
+        assert (folder, True) in bwrap._private_system_files()
+        os.rmdir(folder)  # another program removes it after the scan
+        result = await (await open_sandbox(tmp_path)).run("echo still-runs")
+        assert result.exit_code == 0 and result.stdout == "still-runs\n", result.stderr
+    finally:
+        if os.path.exists(folder):
+            os.rmdir(folder)
+        bwrap._scan_private_system_files.cache_clear()
 
 
 def test_the_probe_explains_a_missing_executable(tmp_path: Path) -> None:

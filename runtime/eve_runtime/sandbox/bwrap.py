@@ -53,13 +53,19 @@ PRIVATE_SCAN = (("/etc", 8), ("/var", 3))
 """Where files only eve's user may read are looked for, and how many folders deep."""
 
 
-@cache
 def _private_system_files() -> tuple[tuple[str, bool], ...]:
     """What in `/etc` and `/var` others may not read but this process may, and whether each is a folder.
 
     Bound read-only, these would show commands (which run as eve's own user) `/etc/shadow`, a
-    database's files under `/var/lib` or debconf's passwords when eve runs as root.
+    database's files under `/var/lib` or debconf's passwords when eve runs as root. The scan is
+    made once per process; what it found and is gone since (a private folder in `/var/tmp` another
+    program removed) is left out, since bubblewrap cannot mount over a path that does not exist.
     """
+    return tuple(entry for entry in _scan_private_system_files() if os.path.lexists(entry[0]))
+
+
+@cache
+def _scan_private_system_files() -> tuple[tuple[str, bool], ...]:
     found: list[tuple[str, bool]] = []
     for top, depth in PRIVATE_SCAN:
         base = top.count("/")
