@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from tests.harness import fast_options, last_reply, make_harness, of_type, open_
 
 pytestmark = [
     pytest.mark.anyio,
+    pytest.mark.usefixtures("real_local_calls"),
     pytest.mark.filterwarnings("ignore:Accessing the 'model_\\w+' attribute on the instance:DeprecationWarning"),
 ]
 
@@ -32,24 +33,6 @@ WORDS = 300
 MODEL = f"openai/burst-{WORDS}"
 REPLY = " ".join(f"w{n}" for n in range(WORDS))
 FOREVER = 3600.0
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LocalOpenAIServer]:
-    fixture = LocalOpenAIServer().start()
-    try:
-        yield fixture
-    finally:
-        fixture.stop()
-
-
-@pytest.fixture(autouse=True)
-def _real_calls(server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(models, "ALLOW_MODEL_REQUESTS", True)  # only 127.0.0.1 is reachable (tests/conftest.py)
-    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-not-a-key")
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE"):
-        monkeypatch.delenv(name, raising=False)
 
 
 class Observed:

@@ -10,7 +10,6 @@ an unreachable URL), then whole turns through the runtime (the retries each anno
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ from tests.harness import last_reply, make_harness, of_type, types
 
 pytestmark = [
     pytest.mark.anyio,
+    pytest.mark.usefixtures("real_local_calls"),
     # litellm 1.x reads a pydantic attribute pydantic 2.11 deprecates, on some streamed chunks: harmless
     # (a warning shown once, outside tests), but this suite turns warnings into errors.
     pytest.mark.filterwarnings("ignore:Accessing the 'model_\\w+' attribute on the instance:DeprecationWarning"),
@@ -47,28 +47,6 @@ WEATHER = ToolDefinition(
     description="Get the current weather for a city.",
     input_schema={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
 )
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LocalOpenAIServer]:
-    fixture = LocalOpenAIServer().start()
-    try:
-        yield fixture
-    finally:
-        fixture.stop()
-
-
-@pytest.fixture(autouse=True)
-def _real_calls_to_the_local_server(
-    server: LocalOpenAIServer, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[LocalOpenAIServer]:
-    monkeypatch.setattr(models, "ALLOW_MODEL_REQUESTS", True)  # only 127.0.0.1 is reachable (tests/conftest.py)
-    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-not-a-key")
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE"):
-        monkeypatch.delenv(name, raising=False)
-    server.state.requests.clear()
-    yield server
 
 
 def _closed_url() -> str:
