@@ -25,10 +25,11 @@ def test_step_overhead_runs() -> None:
     for key in ("raw_commit_ms", "echo_step_ms", "tool_step_ms", "watched_step_ms"):
         assert figures[key]["median"] > 0
         assert figures[key]["p90"] >= figures[key]["median"]
-    # A turn commits at least its accepted message and its end; a tool step also makes its call's start
-    # record durable before the tool runs.
-    assert figures["echo_transactions_per_turn"] >= 2
-    assert figures["tool_transactions_per_turn"] >= 3
+    # A turn writes at least its accepted message and its end (which may share a transaction); a tool
+    # step also makes its call's start record durable before the tool runs, so in a transaction of its
+    # own or before it.
+    assert figures["echo_jobs_per_turn"] >= 2 and figures["echo_transactions_per_turn"] >= 1
+    assert figures["tool_jobs_per_turn"] >= 3 and figures["tool_transactions_per_turn"] >= 2
     step_overhead.report(figures)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 from pathlib import Path
 
@@ -34,6 +35,31 @@ class WatchingSqlite(SqliteStore):
         return await super().enqueue_early(session_id, delivery, told)
 
 
+class SqliteLosesTheTransaction(SqliteStore):
+    """A SQLite store whose next early delivery's transaction is lost after telling (an I/O error)."""
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__(directory)
+        self.fail_next = False
+        self.aborts: list[asyncio.Future[object]] = []
+
+    async def enqueue_early(self, session_id: str, delivery: NewDelivery, early: EarlyDelivery) -> EnqueueResult:
+        if not self.fail_next:
+            return await super().enqueue_early(session_id, delivery, early)
+        self.fail_next = False
+
+        def abort(conn: sqlite3.Connection) -> None:
+            conn.execute("ROLLBACK")
+            raise sqlite3.OperationalError("disk I/O error (simulated)")
+
+        def told(result: EnqueueResult, durable: asyncio.Future[EnqueueResult]) -> None:
+            early(result, durable)  # the actor has it, and its turn writes on: in order after the delivery
+            assert self._writer is not None
+            self.aborts.append(asyncio.ensure_future(self._writer.submit(abort)))
+
+        return await super().enqueue_early(session_id, delivery, told)
+
+
 class CommitFailsAfterTelling(MemoryStore):
     """A store that tells a delivery early and then fails to make it durable (a full disk at COMMIT)."""
 
@@ -60,11 +86,16 @@ async def test_an_idle_session_starts_its_turn_while_the_message_commits(tmp_pat
     await store.open()
     h = await make_harness(tmp_path, store=store)
     store.harness = h
+    assert store._writer is not None
+    store._writer.join_limit = 10.0  # however slow the machine, the turn's first write comes sooner
     try:
         sid = await h.create()
+        joined = []
         for index in range(3):
+            before = store.stats.jobs - store.stats.transactions
             await h.send(sid, f"message {index}")
             events = await h.turns(sid, index + 1)
+            joined.append(store.stats.jobs - store.stats.transactions - before)
             assert last_reply(events) == f"echo: message {index}"
     finally:
         await h.stop()
@@ -72,6 +103,8 @@ async def test_an_idle_session_starts_its_turn_while_the_message_commits(tmp_pat
     # Each delivery told early (a job alone in its transaction: under load one may share a group
     # commit, and is then handed over once durable) was with an actor before it was durable.
     assert store.seen and all(seen == (True, False) for seen in store.seen)
+    # The turn's first write did not wait for its message: it joined the message's transaction.
+    assert joined == [1, 1, 1]
 
 
 @pytest.mark.parametrize("harness_store", ["memory"], indirect=True)
@@ -94,6 +127,36 @@ async def test_a_delivery_that_fails_to_commit_leaves_nothing_of_its_turn(tmp_pa
         events = await h.turns(sid, 2, timeout=10)
     finally:
         await h.stop()
+    assert "echo: lost" not in str(events)
+    assert last_reply(events) == "echo: second"
+    assert types(events)[: len(first)] == types(first)
+
+
+@pytest.mark.parametrize("harness_store", ["memory"], indirect=True)
+async def test_a_lost_sqlite_transaction_takes_the_turn_written_on_it_along(tmp_path: Path) -> None:
+    """The turn's writes follow its message without waiting for it: if the message is lost, so are they."""
+    store = SqliteLosesTheTransaction(tmp_path / "workflow-data")
+    await store.open()
+    h = await make_harness(tmp_path, store=store)
+    try:
+        sid = await h.create()
+        await h.send(sid, "first")
+        first = await h.turns(sid, 1)
+        count = await store.event_count(sid)
+        store.fail_next = True
+        with pytest.raises(StoreError, match="simulated"):
+            await h.rt.deliver(sid, "message", {"message": "lost"})
+        assert len(store.aborts) == 1
+        with pytest.raises(StoreError):
+            await store.aborts[0]
+        await asyncio.sleep(0.2)
+        assert await store.event_count(sid) == count  # the turn the actor started left nothing
+        assert await store.pending_deliveries(sid) == []
+        await h.send(sid, "second")
+        events = await h.turns(sid, 2, timeout=10)
+    finally:
+        await h.stop()
+        await store.close()
     assert "echo: lost" not in str(events)
     assert last_reply(events) == "echo: second"
     assert types(events)[: len(first)] == types(first)

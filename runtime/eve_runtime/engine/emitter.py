@@ -191,6 +191,8 @@ class Emitter:
 
         For a delivery the actor took before it was durable (`Store.enqueue_early`): whatever a
         turn writes about it, and every effect a tool has (tools run after a write), comes after it.
+        A store that orders the session's writes after it (`Store.orders_after`) takes the write at
+        once: it is durable together with the delivery, or later.
         """
         self._after.append(durable)
 
@@ -333,6 +335,8 @@ class Emitter:
         handoff: SessionHandoff | None = None,
     ) -> None:
         while self._after:
+            if not self._after[0].done() and self.store.orders_after(self.session_id):
+                break  # the store applies this write after the delivery, or fails it with the delivery
             await asyncio.shield(self._after[0])  # raises its failure (the actor's own cancel leaves it be)
             del self._after[0]
         batch, self._pending = self._pending, []

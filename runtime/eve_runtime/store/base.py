@@ -156,6 +156,16 @@ class Store(ABC):
         """
         return await self.enqueue(session_id, delivery)
 
+    def orders_after(self, session_id: str) -> bool:
+        """Whether the session's next write waits for its deliveries told early by itself.
+
+        True when deliveries of the session were told early (`enqueue_early`) and are not durable
+        yet, and the store applies a write of the session made now only after them, in their
+        transaction or a later one, and not at all if one of them fails. The actor then need not
+        wait for them before writing. False by default (the caller waits).
+        """
+        return False
+
     @abstractmethod
     async def pending_deliveries(self, session_id: str) -> list[DeliveryRecord]:
         """Deliveries not consumed yet, in arrival order."""

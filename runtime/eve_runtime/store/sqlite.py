@@ -52,9 +52,10 @@ from eve_runtime.store.base import (
 )
 from eve_runtime.store.sqlite_chunks import read_chunk
 from eve_runtime.store.sqlite_directory import LOCK_NAME, drop_lock, free_megabytes, take_lock
+from eve_runtime.store.sqlite_jobs import WriterStats, as_store_error
 from eve_runtime.store.sqlite_reader import SqliteReader
 from eve_runtime.store.sqlite_schema import DATABASE_NAME, connect, ensure_schema
-from eve_runtime.store.sqlite_writer import DEFAULT_WAL_LIMIT, SqliteWriter, WriterStats, as_store_error
+from eve_runtime.store.sqlite_writer import DEFAULT_WAL_LIMIT, SqliteWriter
 from eve_runtime.store.tail_cache import DEFAULT_TAIL_CACHE_BYTES, TailCache
 
 __all__ = ["DEFAULT_MIN_FREE_MB", "LOCK_NAME", "SqliteStore", "free_megabytes", "open_local_store"]
@@ -202,10 +203,11 @@ class SqliteStore(Store):
         fn: Callable[[sqlite3.Connection], T],
         notify: str | None = None,
         early: Callable[[T, asyncio.Future[T]], None] | None = None,
+        session: str | None = None,
     ) -> T:
         if self._writer is None:
             raise StoreError(f"The eve store in {str(self.directory)!r} is closed: call open() first.")
-        return await self._writer.submit(fn, notify, early)
+        return await self._writer.submit(fn, notify, early, session)
 
     async def _read(self, fn: Callable[..., T], *args: object) -> T:
         if self._reader is None:
@@ -243,7 +245,10 @@ class SqliteStore(Store):
 
     async def enqueue_early(self, session_id: str, delivery: NewDelivery, early: EarlyDelivery) -> EnqueueResult:
         self._refuse_new_work()
-        return await self._write(lambda conn: ops.enqueue(conn, session_id, delivery), early=early)
+        return await self._write(lambda conn: ops.enqueue(conn, session_id, delivery), early=early, session=session_id)
+
+    def orders_after(self, session_id: str) -> bool:
+        return self._writer is not None and self._writer.orders(session_id)
 
     async def pending_deliveries(self, session_id: str) -> list[DeliveryRecord]:
         return self._peek(ops.pending_deliveries, session_id)
@@ -252,7 +257,7 @@ class SqliteStore(Store):
 
     async def commit(self, session_id: str, commit: Commit) -> None:
         notify = session_id if commit.events else None
-        await self._write(lambda conn: ops.apply_commit(conn, session_id, commit), notify)
+        await self._write(lambda conn: ops.apply_commit(conn, session_id, commit), notify, session=session_id)
         self.tail_cache.add(session_id, commit.events)
 
     async def read_events(

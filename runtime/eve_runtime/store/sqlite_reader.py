@@ -19,8 +19,8 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from eve_runtime.store.sqlite_jobs import as_store_error
 from eve_runtime.store.sqlite_thread import ConnectionThread
-from eve_runtime.store.sqlite_writer import as_store_error
 
 __all__ = ["MAX_BATCH", "SqliteReader"]
 

@@ -8,6 +8,15 @@ the others commit. Callers' futures are resolved on the loop only after COMMIT r
 acknowledged write is durable (WAL with `synchronous=FULL` fsyncs the log on every commit). While
 one group fsyncs, the next one queues up: the busier the store, the larger the groups.
 
+A job whose result is told early (before its COMMIT, see `SqliteWriter.submit`) keeps its
+transaction open a little: the loop acts on the result (an accepted message starts its turn), and
+what it writes meanwhile joins the same transaction, so the message and its turn's first write
+cost one fsync. The transaction commits once a write of the job's session joined it, or after
+`JOIN_LIMIT` seconds (a turn that calls a remote model writes what it has before the request
+goes out, so only a turn busy with something else makes its message wait that long). A later
+write of that session depends on the early job: it is applied only if the job committed, so
+nothing is durable about a message that is not.
+
 The event loop never blocks on SQLite: it only puts jobs on a queue and awaits futures.
 
 The write-ahead log is kept small: once it grows past `wal_limit` bytes (and after a write that
@@ -21,15 +30,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import queue
 import sqlite3
+import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from eve_runtime.store.base import StoreError, StoreUnavailable
+from eve_runtime.store.sqlite_jobs import Job, Outcome, WriterStats, as_store_error, refusal
 from eve_runtime.store.sqlite_thread import ConnectionThread
 
-__all__ = ["DEFAULT_WAL_LIMIT", "MAX_GROUP", "SqliteWriter", "WriterStats", "as_store_error"]
+__all__ = ["DEFAULT_WAL_LIMIT", "JOIN_LIMIT", "MAX_GROUP", "SqliteWriter"]
 
 T = TypeVar("T")
 
@@ -39,63 +50,13 @@ MAX_GROUP = 512
 DEFAULT_WAL_LIMIT = 64 * 1024 * 1024
 """Bytes of write-ahead log past which the writer checkpoints it and truncates it to nothing."""
 
+JOIN_LIMIT = 0.002
+"""Seconds an early-told job's transaction waits at the most for writes to join it."""
+
 logger = logging.getLogger(__name__)
 
-_UNAVAILABLE = {sqlite3.SQLITE_FULL: "the store's disk is full", sqlite3.SQLITE_IOERR: "the store's disk failed"}
 
-
-@dataclass
-class WriterStats:
-    """Counters of the writer thread (informational)."""
-
-    transactions: int = 0
-    """Transactions committed (or attempted)."""
-    checkpoints: int = 0
-    """Truncating checkpoints of the write-ahead log."""
-    full: bool = False
-    """Whether the last transaction failed for want of disk space (or an I/O error)."""
-    jobs: int = 0
-    """Jobs run, successful or not."""
-
-
-class _Job:
-    __slots__ = ("early", "fn", "future", "notify")
-
-    def __init__(
-        self,
-        fn: Callable[[sqlite3.Connection], Any],
-        future: asyncio.Future[Any],
-        notify: str | None,
-        early: Callable[[Any], None] | None = None,
-    ):
-        self.fn = fn
-        self.future = future
-        self.notify = notify
-        self.early = early
-
-
-_Outcome = tuple[_Job, Any, BaseException | None]
-
-
-def _unavailable(exc: BaseException) -> str | None:
-    """Why a SQLite error means the disk cannot take writes now (full, failing), or None."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    return _UNAVAILABLE.get(code & 0xFF) if isinstance(exc, sqlite3.Error) and isinstance(code, int) else None
-
-
-def as_store_error(exc: BaseException) -> BaseException:
-    """A SQLite error as the store error it means (`StoreUnavailable` for a full or failing disk)."""
-    if isinstance(exc, sqlite3.Error):
-        reason = _unavailable(exc)
-        error = (
-            StoreError(f"SQLite failed: {exc}") if reason is None else StoreUnavailable(f"SQLite: {exc}", reason=reason)
-        )
-        error.__cause__ = exc
-        return error
-    return exc
-
-
-class SqliteWriter(ConnectionThread[_Job]):
+class SqliteWriter(ConnectionThread[Job]):
     """The thread that owns the write connection and applies jobs in group transactions.
 
     Args:
@@ -117,12 +78,21 @@ class SqliteWriter(ConnectionThread[_Job]):
         self._wal = wal
         self._on_events = on_events
         self.stats = WriterStats()
+        self.join_limit = JOIN_LIMIT
+        """Seconds an early job's transaction waits at the most for a write of its session."""
+        self._unsettled: dict[str, list[Job]] = {}
+        """Per session, the jobs told early and not yet durable (on the loop)."""
+
+    def orders(self, session_id: str) -> bool:
+        """Whether a write of the session submitted now is applied only after its early jobs committed."""
+        return session_id in self._unsettled
 
     async def submit(
         self,
         fn: Callable[[sqlite3.Connection], T],
         notify: str | None = None,
         early: Callable[[T, asyncio.Future[T]], None] | None = None,
+        session: str | None = None,
     ) -> T:
         """Run `fn` in a transaction on the writer thread; its result once the transaction is durable.
 
@@ -132,13 +102,25 @@ class SqliteWriter(ConnectionThread[_Job]):
             early: Called on the loop with the job's result and the future of its durability as soon
                 as the job ran, while its transaction commits (when the job is the transaction's
                 only one; else never). Cancelling the caller then leaves that future to run out.
+            session: The session the job writes for. A job told early waits a little for the
+                session's next write to join its transaction; a job of a session with jobs told
+                early and not yet durable is applied after them, or fails if one of them failed.
         """
         future: asyncio.Future[T] = self._loop.create_future()
+        after = tuple(self._unsettled.get(session, ())) if session is not None else ()
+        job = Job(fn, future, notify, session, after)
         if early is None:
-            self._put(_Job(fn, future, notify))
+            self._put(job)
             return await future
-        self._put(_Job(fn, future, notify, lambda value: early(value, future)))
+        job.early = lambda value: self._told(job, value, lambda: early(value, future))
+        self._put(job)
         return await asyncio.shield(future)
+
+    def _told(self, job: Job, value: Any, tell: Callable[[], None]) -> None:
+        """On the loop: the early job ran; later writes of its session follow it, then the caller hears."""
+        if job.session is not None:
+            self._unsettled.setdefault(job.session, []).append(job)
+        tell()
 
     # -- on the writer thread -----------------------------------------------------------------
 
@@ -146,7 +128,7 @@ class SqliteWriter(ConnectionThread[_Job]):
         if self._wal is not None:
             conn.execute(f"PRAGMA journal_size_limit = {int(self._wal[1])}")
 
-    def _handle(self, conn: sqlite3.Connection, batch: list[_Job]) -> None:
+    def _handle(self, conn: sqlite3.Connection, batch: list[Job]) -> None:
         try:
             self._run_group(conn, batch)
         except Exception as exc:  # pragma: no cover - a bug here must not strand the callers
@@ -172,12 +154,15 @@ class SqliteWriter(ConnectionThread[_Job]):
         except sqlite3.Error as exc:  # a reader kept it busy, or no room to copy pages: the next group tries again
             logger.info("could not checkpoint the write-ahead log yet: %s", exc)
 
-    def _run_group(self, conn: sqlite3.Connection, group: list[_Job]) -> None:
-        outcomes: list[_Outcome] = []
+    def _run_group(self, conn: sqlite3.Connection, group: list[Job]) -> None:
+        outcomes: list[Outcome] = []
         pending = group
         while pending:
             pending = self._transaction(conn, pending, outcomes)
-        self.stats.jobs += len(group)
+        self.stats.jobs += len(outcomes)  # with the jobs that joined an early one
+        for job, _, error in outcomes:
+            if error is not None:
+                job.failed = True
         self.stats.full = any(isinstance(error, StoreUnavailable) for _, _, error in outcomes)
         self._keep_wal_small(conn)  # before answering: a write that returned left the log within bounds
         notify = {job.notify for job, _, error in outcomes if error is None and job.notify is not None}
@@ -189,7 +174,7 @@ class SqliteWriter(ConnectionThread[_Job]):
         except RuntimeError:  # the loop is closed: nobody waits for these results any more
             logger.debug("event loop closed; dropping a store result")
 
-    def _transaction(self, conn: sqlite3.Connection, jobs: list[_Job], outcomes: list[_Outcome]) -> list[_Job]:
+    def _transaction(self, conn: sqlite3.Connection, jobs: list[Job], outcomes: list[Outcome]) -> list[Job]:
         """Run jobs in one transaction; returns the jobs to retry when SQLite aborted it midway."""
         self.stats.transactions += 1
         try:
@@ -199,8 +184,12 @@ class SqliteWriter(ConnectionThread[_Job]):
             return []
         if len(jobs) == 1:
             return self._single(conn, jobs[0], outcomes)
-        applied: list[tuple[_Job, Any]] = []
+        applied: list[tuple[Job, Any]] = []
         for position, job in enumerate(jobs):
+            refused = refusal(job)
+            if refused is not None:
+                outcomes.append((job, None, refused))
+                continue
             try:
                 conn.execute("SAVEPOINT job")
             except sqlite3.Error as exc:
@@ -232,37 +221,90 @@ class SqliteWriter(ConnectionThread[_Job]):
         outcomes.extend((job, value, None) for job, value in applied)
         return []
 
-    def _single(self, conn: sqlite3.Connection, job: _Job, outcomes: list[_Outcome]) -> list[_Job]:
+    def _single(self, conn: sqlite3.Connection, job: Job, outcomes: list[Outcome]) -> list[Job]:
         """A transaction of one job (the common case when not busy): no savepoint, the transaction is the job's.
 
-        A job that raises is rolled back with the whole transaction, which held nothing else.
+        A job that raises is rolled back with the whole transaction, which held nothing else. A job
+        told early takes in the writes that join it (see the module docstring).
         """
+        refused = refusal(job)
+        if refused is not None:
+            self._rollback(conn)
+            outcomes.append((job, None, refused))
+            return []
         try:
             value = job.fn(conn)
         except Exception as exc:
             self._rollback(conn)
             outcomes.append((job, None, as_store_error(exc)))
             return []
+        applied = [(job, value)]
         if job.early is not None:
             self._call_on_loop(job.early, value)
+            if not self._join(conn, job, applied, outcomes):
+                return []
         try:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             self._rollback(conn)
-            outcomes.append((job, None, as_store_error(exc)))
+            error = as_store_error(exc)
+            outcomes.extend((done, None, error) for done, _ in applied)
             return []
-        outcomes.append((job, value, None))
+        outcomes.extend((done, result, None) for done, result in applied)
         return []
+
+    def _join(
+        self, conn: sqlite3.Connection, early: Job, applied: list[tuple[Job, Any]], outcomes: list[Outcome]
+    ) -> bool:
+        """Run the jobs queued while `early`'s result is acted on, in its transaction; False if it was lost.
+
+        Each joined job runs in a savepoint and fails alone. When SQLite aborts the transaction
+        (an I/O error, a full disk), every job in it fails: the early job's result was told already.
+        """
+        deadline = time.monotonic() + self.join_limit
+        while len(applied) < self._max_batch:
+            try:
+                item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                return True
+            if item is None:  # stopping: commit, then let the thread's loop see it
+                self._queue.put(None)
+                return True
+            refused = refusal(item)
+            if refused is not None:
+                outcomes.append((item, None, refused))
+                continue
+            try:
+                conn.execute("SAVEPOINT job")
+                try:
+                    value = item.fn(conn)
+                except Exception as exc:
+                    if not conn.in_transaction:
+                        raise
+                    conn.execute("ROLLBACK TO job")
+                    conn.execute("RELEASE job")
+                    outcomes.append((item, None, as_store_error(exc)))
+                    continue
+                conn.execute("RELEASE job")
+            except Exception as exc:
+                self._rollback(conn)
+                error = as_store_error(exc)
+                outcomes.extend((done, None, error) for done, _ in [*applied, (item, None)])
+                return False
+            applied.append((item, value))
+            if item.session is not None and item.session == early.session:
+                return True
+        return True
 
     def _aborted(
         self,
         conn: sqlite3.Connection,
-        culprit: _Job,
+        culprit: Job,
         exc: BaseException,
-        applied: list[tuple[_Job, Any]],
-        rest: list[_Job],
-        outcomes: list[_Outcome],
-    ) -> list[_Job]:
+        applied: list[tuple[Job, Any]],
+        rest: list[Job],
+        outcomes: list[Outcome],
+    ) -> list[Job]:
         """The transaction is lost: fail the job that broke it; the others run again in a new one."""
         self._rollback(conn)
         outcomes.append((culprit, None, as_store_error(exc)))
@@ -278,8 +320,10 @@ class SqliteWriter(ConnectionThread[_Job]):
 
     # -- back on the loop -----------------------------------------------------------------------
 
-    def _resolve(self, outcomes: Iterable[_Outcome], notify: set[str]) -> None:
+    def _resolve(self, outcomes: Iterable[Outcome], notify: set[str]) -> None:
         for job, value, error in outcomes:
+            if job.early is not None and job.session is not None:
+                self._settled(job)
             if job.future.cancelled():
                 continue
             if error is None:
@@ -288,3 +332,10 @@ class SqliteWriter(ConnectionThread[_Job]):
                 job.future.set_exception(error)
         if notify:
             self._on_events(notify)
+
+    def _settled(self, job: Job) -> None:
+        unsettled = self._unsettled.get(job.session or "")
+        if unsettled is not None and job in unsettled:
+            unsettled.remove(job)
+            if not unsettled:
+                del self._unsettled[job.session or ""]
