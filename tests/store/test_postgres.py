@@ -201,7 +201,7 @@ async def test_a_version_2_schema_gains_the_schedule_table(schema: str) -> None:
         await store.close()
     with psycopg.connect(pg.database_url(), autocommit=True) as conn:
         row = conn.execute(f'SELECT value FROM "{schema}".eve_meta WHERE key = %s', ("schema_version",)).fetchone()
-    assert row is not None and row[0] == str(SCHEMA_VERSION) == "3"
+    assert row is not None and row[0] == str(SCHEMA_VERSION) == "4"
 
 
 async def test_two_processes_claiming_one_fire_time_have_one_winner(pair: tuple[PostgresStore, PostgresStore]) -> None:
