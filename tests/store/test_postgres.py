@@ -300,3 +300,23 @@ async def test_a_chunk_over_the_value_limit_comes_in_smaller_chunks(
         assert asked == [50, 25, 12, 6]
     finally:
         await store.close()
+
+
+async def test_an_enqueue_tells_the_sessions_pending_deliveries_while_there_are_few(
+    pair: tuple[PostgresStore, PostgresStore],
+) -> None:
+    a, b = pair
+    await a.create_session(session("s1"), delivery("d0"))
+    told = await b.enqueue("s1", delivery("d1"))  # another process's store sees the first one too
+    assert told.pending is not None
+    assert [d.id for d in told.pending] == [d.id for d in await a.pending_deliveries("s1")] == ["d0", "d1"]
+    assert told.pending == tuple(await a.pending_deliveries("s1"))
+    await a.commit("s1", Commit(consumed=["d0", "d1"]))
+    told = await a.enqueue("s1", delivery("d2", key="k"))
+    assert told.pending is not None and [d.id for d in told.pending] == ["d2"]
+    assert (await a.enqueue("s1", delivery("d3", key="k"))).pending is None  # a duplicate tells none
+    for number in range(3, 11):
+        told = await a.enqueue("s1", delivery(f"d{number + 1}"))
+        assert told.pending is not None and len(told.pending) == number - 1  # d2 and the ones since
+    told = await a.enqueue("s1", delivery("d12"))  # nine others wait: too many to tell
+    assert told.pending is None and len(await a.pending_deliveries("s1")) == 10
