@@ -50,6 +50,7 @@ class Tracer:
         self._dir = tempfile.TemporaryDirectory(prefix="eve-pg-trace-")
         self._files: list[Any] = []
         self._names: dict[tuple[int, str], str] = {}  # prepared statements: (file, name) -> their SQL
+        self._original: Any = None
 
     def install(self) -> None:
         import psycopg
@@ -66,6 +67,16 @@ class Tracer:
             return conn
 
         psycopg.AsyncConnection.connect = classmethod(connect)  # type: ignore[method-assign,assignment]
+        self._original = original
+
+    def uninstall(self) -> None:
+        """Connections opened from now on are not traced; close the trace files."""
+        import psycopg
+
+        psycopg.AsyncConnection.connect = classmethod(self._original)  # type: ignore[method-assign,assignment]
+        for handle in self._files:
+            handle.close()
+        self._dir.cleanup()
 
     def mark(self) -> list[int]:
         """Where every trace file ends now."""
@@ -149,6 +160,13 @@ async def measure_trips(turns: int, warmup: int) -> dict[str, Any]:
     """What each turn sent and received, over every connection the store opened (libpq's trace)."""
     tracer = Tracer()
     tracer.install()
+    try:
+        return await _traced_turns(tracer, turns, warmup)
+    finally:
+        tracer.uninstall()
+
+
+async def _traced_turns(tracer: Tracer, turns: int, warmup: int) -> dict[str, Any]:
     with scratch_dir("postgres-trips") as root, scratch_schema() as schema:
         async with postgres_world(schema, root) as (store, runtime):
             echo = (await runtime.create_session()).id
