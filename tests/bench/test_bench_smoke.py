@@ -131,6 +131,23 @@ def test_postgres_bench_runs() -> None:
     postgres.report(steps, one, two)
 
 
+@pytest.mark.postgres
+def test_postgres_trips_counts_two_round_trips_an_echo_turn_and_three_a_tool_turn() -> None:
+    from bench import postgres, postgres_trips
+    from eve_runtime.serving import event_loop
+
+    reason = postgres.unreachable()
+    if reason is not None:
+        pytest.skip(reason)
+    figures = event_loop.run(postgres_trips.measure_trips(10, warmup=2))
+    # a lease kept between turns: the message's enqueue and the step's commits, nothing else (a
+    # lease's release and its inbox read may fall into one of the ten turns)
+    assert figures["echo"]["trips"] <= 10 * 2 + 2, figures["echo"]
+    assert figures["tool"]["trips"] <= 10 * 3 + 2, figures["tool"]
+    assert figures["echo"]["kinds"]["SELECT * FROM eve_enqueue($1, $2, $3,"] == 10
+    postgres_trips.report(figures, {"echo": 0.0, "tool": 0.0}, 10)
+
+
 def test_provider_failures_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     import eve_runtime.models as models
     from bench import provider_failures

@@ -201,7 +201,7 @@ async def test_a_version_2_schema_gains_the_schedule_table(schema: str) -> None:
         await store.close()
     with psycopg.connect(pg.database_url(), autocommit=True) as conn:
         row = conn.execute(f'SELECT value FROM "{schema}".eve_meta WHERE key = %s', ("schema_version",)).fetchone()
-    assert row is not None and row[0] == str(SCHEMA_VERSION) == "3"
+    assert row is not None and row[0] == str(SCHEMA_VERSION) == "4"
 
 
 async def test_two_processes_claiming_one_fire_time_have_one_winner(pair: tuple[PostgresStore, PostgresStore]) -> None:
@@ -300,3 +300,23 @@ async def test_a_chunk_over_the_value_limit_comes_in_smaller_chunks(
         assert asked == [50, 25, 12, 6]
     finally:
         await store.close()
+
+
+async def test_an_enqueue_tells_the_sessions_pending_deliveries_while_there_are_few(
+    pair: tuple[PostgresStore, PostgresStore],
+) -> None:
+    a, b = pair
+    await a.create_session(session("s1"), delivery("d0"))
+    told = await b.enqueue("s1", delivery("d1"))  # another process's store sees the first one too
+    assert told.pending is not None
+    assert [d.id for d in told.pending] == [d.id for d in await a.pending_deliveries("s1")] == ["d0", "d1"]
+    assert told.pending == tuple(await a.pending_deliveries("s1"))
+    await a.commit("s1", Commit(consumed=["d0", "d1"]))
+    told = await a.enqueue("s1", delivery("d2", key="k"))
+    assert told.pending is not None and [d.id for d in told.pending] == ["d2"]
+    assert (await a.enqueue("s1", delivery("d3", key="k"))).pending is None  # a duplicate tells none
+    for number in range(3, 11):
+        told = await a.enqueue("s1", delivery(f"d{number + 1}"))
+        assert told.pending is not None and len(told.pending) == number - 1  # d2 and the ones since
+    told = await a.enqueue("s1", delivery("d12"))  # nine others wait: too many to tell
+    assert told.pending is None and len(await a.pending_deliveries("s1")) == 10

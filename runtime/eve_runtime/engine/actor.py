@@ -132,12 +132,12 @@ class SessionActor:
 
     # -- leases (many processes on one store) ----------------------------------------------------
 
-    def hold_lease(self, fence: int) -> None:
-        """This process holds the session's lease with fencing token `fence`: every commit carries it.
+    def hold_lease(self, fence: int, *, kept: bool = False) -> None:
+        """This process holds the session's lease, token `fence`; `kept`: since the last actor (`Inbox.current`).
 
         What the last actor here left stays usable only if nobody owned the session since (the same token, or the next).
         """
-        self.emitter.fence = fence
+        self.emitter.fence, self.inbox.current = fence, self.inbox.current and kept
         loaded = self._loaded
         if loaded is not None and (loaded.fence is None or fence - loaded.fence not in (0, 1)):
             self._loaded = None

@@ -5,6 +5,10 @@ working copy, in arrival order (by `seq`). Each delivery is taken once, however 
 pushed. Some wait: answers that are stale while a turn is parked are *deferred* until the turn
 ends, and what was accepted while the session was busy is *queued* on the build it runs (see
 `eve_runtime.engine.handoff`). A change wakes whoever watches the running turn.
+
+An inbox given the store's whole pending list before its actor loads (`take_current`: the enqueue
+that woke the session read it) spares the actor reading it again, while nobody else may have added
+to it since (`current`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,11 @@ class Inbox:
         self._deferred: set[str] = set()
         self._queued_through = -1
         self._changed = asyncio.Event()
+        self.current = False
+        """Holds what the store had pending when the session was woken: the actor need not read it (see
+        `take_current`). Cleared when the actor takes its session's lease anew (see `SessionActor.hold_lease`)."""
+        self.given = False
+        """`take_current` filled it (the actor may never have read the store's list)."""
 
     def __bool__(self) -> bool:
         return bool(self._items)
@@ -50,6 +59,11 @@ class Inbox:
                 self._seen.add(delivery.id)
                 self._items.append(delivery)
         self._items.sort(key=lambda d: d.seq)
+
+    def take_current(self, pending: Iterable[DeliveryRecord]) -> None:
+        """Take the store's whole pending list, read when the delivery that woke the session was accepted."""
+        self.take_stored(pending)
+        self.current = self.given = True
 
     def first(self) -> DeliveryRecord | None:
         """The oldest delivery, without taking it."""

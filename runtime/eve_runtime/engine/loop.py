@@ -109,7 +109,8 @@ async def _load(actor: ActorLoop) -> bool:
         actor.resume(loaded)
     else:
         await actor.load(history=False)
-    actor.inbox.take_stored(await host.store.pending_deliveries(actor.session_id))
+    if not actor.inbox.current:  # else the enqueue that woke it read them, with the lease held since
+        actor.inbox.take_stored(await host.store.pending_deliveries(actor.session_id))
     turn = actor.state.turn
     # parked on a person or on tasks: idle too, unless a deadline passed
     idle = turn is None or turn.awaiting is not None or turn.waiting_on_tasks

@@ -252,8 +252,8 @@ class ActorLoop(Session, Protocol):
         """The deliveries this actor took into its inbox."""
         ...
 
-    def hold_lease(self, fence: int) -> None:
-        """This process holds the session's lease with fencing token `fence`."""
+    def hold_lease(self, fence: int, *, kept: bool = False) -> None:
+        """This process holds the session's lease with fencing token `fence` (`kept`: held since the last actor)."""
         ...
 
     def lose_lease(self) -> None:

@@ -4,7 +4,8 @@ Where the store tells the result before it is durable (`Store.enqueue_early`, th
 the delivery goes to the actor at once, and the turn it starts runs while the delivery commits
 (the actor writes nothing before it is durable, see `Actors.hand_over_early`): an idle session's
 turn then does not wait out the commit of its message first. `accept` still returns only once the
-delivery is durable.
+delivery is durable. Where it tells the session's pending list with the result (`EnqueueResult.pending`,
+Postgres), the actor it starts takes that list instead of reading it again (`Actors.hand_over`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Protocol
 
+from eve_runtime.engine.held import LoadedSession
 from eve_runtime.ids import new_delivery_id
 from eve_runtime.keyed_locks import KeyedLocks
 from eve_runtime.sessions.actors import Actors
@@ -51,6 +53,7 @@ async def accept(
             raise SessionNotActive(session_id)
         if refusal is not None:
             raise refusal
+    since = None if actor is not None else actors.loaded(session_id)  # an actor ran meanwhile if it changes
     handed = False
 
     def hand_over(early: EnqueueResult, durable: asyncio.Future[EnqueueResult]) -> None:
@@ -74,6 +77,13 @@ async def accept(
         else:
             if session is None:
                 session = actors.loaded_record(session_id) or await store.get_session(session_id)
-            if session is not None and session.status == "active":
+            if session is not None and session.status == "active" and not _hand_over(runtime, session, result, since):
                 runtime.wake(session)
     return result
+
+
+def _hand_over(runtime: Accepting, session: SessionRecord, result: EnqueueResult, since: LoadedSession | None) -> bool:
+    """Start the session's actor with the pending list the enqueue read, when it may skip reading it."""
+    if since is None or result.pending is None or runtime.actors.get(session.id) is not None:
+        return False
+    return runtime.runs_here(session) and runtime.actors.hand_over(session, result.pending, since)

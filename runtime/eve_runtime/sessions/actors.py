@@ -9,6 +9,11 @@ history from the store again.
 A delivery can reach its actor before it is durable (`hand_over_early`, for a store that tells
 the result of an enqueue before its commit, `Store.enqueue_early`): the turn it starts runs while
 the delivery commits, and the actor writes nothing before it is durable (`Emitter.after`).
+
+Where the enqueue told the session's whole pending list (`EnqueueResult.pending`, Postgres), a new
+actor takes that list (`hand_over`) instead of reading it again, when no actor of the session ran
+since the acceptance began. Whatever asks for an actor while such an actor runs (a delivery of
+another process heard of meanwhile) makes it read the store's list after all (`ensure`).
 """
 
 from __future__ import annotations
@@ -17,13 +22,14 @@ import asyncio
 import contextvars
 import logging
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 from eve_runtime.engine.actor import SessionActor
 from eve_runtime.engine.held import LoadedSession
 from eve_runtime.engine.ports import ActorHost
 from eve_runtime.sessions.reader import bind_store
-from eve_runtime.store.base import DeliveryRecord, SessionRecord
+from eve_runtime.store.base import DeliveryRecord, SessionRecord, StoreError
 
 __all__ = ["Actors"]
 
@@ -40,6 +46,7 @@ class Actors:
         self._respawn: set[str] = set()
         self._loaded: OrderedDict[str, LoadedSession] = OrderedDict()
         self._stopping = False
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def __len__(self) -> int:
         return len(self._actors)
@@ -65,6 +72,41 @@ class Actors:
             self._spawn(session)
         elif not actor.accepts_deliveries():
             self._respawn.add(session.id)  # it is ending: start a fresh one when it is gone
+        elif actor.inbox.given:
+            self._read_inbox(actor)  # it never read the store's: what woke the session may be there
+
+    def loaded(self, session_id: str) -> LoadedSession | None:
+        """What the last actor of the session left here (compared by identity: an actor ran since if it changed)."""
+        return self._loaded.get(session_id)
+
+    def hand_over(self, session: SessionRecord, pending: Sequence[DeliveryRecord], since: LoadedSession) -> bool:
+        """Start the session's actor with the store's pending list an enqueue just read (durable).
+
+        Only while no actor runs and none ran since `since` was what the last one left (it could have
+        handled part of `pending`); False when not started: wake the session as usual.
+        """
+        if self._stopping or session.id in self._actors or self._loaded.get(session.id) is not since:
+            return False
+        actor = self._spawn(session)
+        actor.inbox.take_current(pending)
+        return True
+
+    def _read_inbox(self, actor: SessionActor) -> None:
+        async def read() -> None:
+            try:
+                pending = await self._host.store.pending_deliveries(actor.session_id)
+            except StoreError as exc:
+                logger.warning("session %s: cannot read its inbox (%s)", actor.session_id, exc)
+                return
+            if self._actors.get(actor.session_id) is actor and actor.accepts_deliveries():
+                for delivery in pending:
+                    actor.push(delivery)
+            elif pending:
+                self.ensure(actor.session)
+
+        task = asyncio.ensure_future(read())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def hand_over_early(
         self, session: SessionRecord | None, delivery: DeliveryRecord, durable: asyncio.Future[Any]
@@ -153,5 +195,10 @@ class Actors:
             asyncio.get_running_loop().call_later(delay, self._respawn_now, actor.session)
 
     def _respawn_now(self, session: SessionRecord) -> None:
-        if not self._stopping and session.id not in self._actors:
+        if self._stopping:
+            return
+        actor = self._actors.get(session.id)
+        if actor is None:
             self._spawn(session)
+        elif actor.inbox.given:  # it started in between from an enqueue's list: the store may hold more
+            self.ensure(session)

@@ -120,7 +120,7 @@ class LeasedActor(Protocol):
 
     def stop_accepting(self) -> None: ...
 
-    def hold_lease(self, fence: int) -> None: ...
+    def hold_lease(self, fence: int, *, kept: bool = False) -> None: ...
 
     def lose_lease(self) -> None: ...
 
@@ -185,7 +185,8 @@ class Ownership:
         if lease is not None and lease.release is not None:
             lease.release.cancel()
             lease.release = None
-        if lease is None or time.monotonic() - lease.renewed_at > self.ttl / 3:
+        kept = lease is not None and time.monotonic() - lease.renewed_at <= self.ttl / 3
+        if lease is None or not kept:
             fence = await self.store.acquire(session_id, self.owner, self.ttl)
             if fence is None:
                 self._leases.pop(session_id, None)
@@ -193,7 +194,7 @@ class Ownership:
                 self._background(self._look_again(session_id))
                 return
             lease = self._leases[session_id] = _Lease(fence, time.monotonic())
-        actor.hold_lease(lease.fence)
+        actor.hold_lease(lease.fence, kept=kept)
         lost = asyncio.Event()
         renewal = asyncio.create_task(self._renew(actor, lease, lost), name=f"eve-lease-{session_id}")
         try:

@@ -138,6 +138,7 @@ class PostgresStore(Store):
 
     async def _configure(self, conn: Connection) -> None:
         assert self._schema is not None
+        commits.register_arrays(conn)
         await use_schema(conn, self._schema)
 
     async def close(self) -> None:
@@ -244,8 +245,8 @@ class PostgresStore(Store):
                     f"The events of one commit must have consecutive indexes: got {event.index} after "
                     f"{first + offset - 1}."
                 )
-        params = commits.commit_params(session_id, commit, first, self.events_channel)
         lines = [bytes(event.line) for event in commit.events]
+        params = commits.commit_params(session_id, commit, first, self.events_channel, lines)
         tries = 0
 
         async def write(conn: Connection) -> None:

@@ -165,7 +165,8 @@ async def enqueue(
     channel, tag = notify if notify is not None else (None, None)
     params = (session_id, delivery.id, delivery.kind, payload, key, time.time(), IDEMPOTENCY_WINDOW, channel, tag)
     try:
-        row = await _one(conn, "SELECT * FROM eve_enqueue(%s, %s, %s, %s, %s, %s, %s, %s, %s)", params)
+        cursor = await conn.execute("SELECT * FROM eve_enqueue(%s, %s, %s, %s, %s, %s, %s, %s, %s)", params)
+        rows = await cursor.fetchall()
     except psycopg.Error as exc:
         if exc.sqlstate == SQLSTATE_NOT_ACTIVE:
             status = exc.diag.message_primary or ""
@@ -178,10 +179,14 @@ async def enqueue(
                     return EnqueueResult(delivery_from_row(found), duplicate=False)
             raise StoreError(f"A delivery with id {delivery.id!r} already exists.") from None
         raise
-    assert row is not None
+    row = rows[0]
     record = delivery_from_row(row[1:])
     # a keyed delivery whose own earlier try (its connection lost) took the key is no duplicate
-    return EnqueueResult(record, duplicate=bool(row[0]) and record.id != delivery.id)
+    duplicate = bool(row[0]) and record.id != delivery.id
+    pending = None
+    if not row[0] and all(other[1] is not None for other in rows[1:]):  # a row of NULLs: too many to tell
+        pending = tuple(sorted([record, *(delivery_from_row(other[1:]) for other in rows[1:])], key=lambda d: d.seq))
+    return EnqueueResult(record, duplicate=duplicate, pending=pending)
 
 
 async def _insert_delivery(

@@ -37,11 +37,12 @@ __all__ = [
     "use_schema",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Stored in `eve_meta`; a schema with a higher version was written by a newer eve.
 
 Every table and index is created `IF NOT EXISTS`, so opening an older schema adds what it lacks:
-2 added `sessions_by_deadline`, 3 the `schedule_fires` table."""
+2 added `sessions_by_deadline`, 3 the `schedule_fires` table, 4 the pending deliveries `eve_enqueue`
+returns after its first row (an older eve reads only that one)."""
 
 SQLSTATE_MISSING_SESSION = "EV404"
 SQLSTATE_OWNERSHIP_LOST = "EV409"
@@ -203,6 +204,7 @@ CREATE OR REPLACE FUNCTION eve_enqueue(
 DECLARE
     v_status TEXT;
     v_seq BIGINT;
+    v_others INTEGER;
 BEGIN
     SELECT s.status INTO v_status FROM sessions s WHERE s.id = p_session FOR UPDATE;
     IF v_status IS DISTINCT FROM 'active' THEN
@@ -232,6 +234,18 @@ BEGIN
         PERFORM pg_notify(p_channel, p_tag || ' ' || p_session);
     END IF;
     RETURN QUERY SELECT FALSE, p_id, p_session, v_seq, p_kind, p_payload, p_key, p_now, FALSE;
+    -- The session's other pending deliveries (duplicate NULL), so the actor need not read them; past
+    -- the first few, one row of NULLs instead (read them).
+    SELECT count(*) INTO v_others FROM (SELECT 1 FROM deliveries d WHERE d.session_id = p_session AND NOT d.consumed
+        AND d.id <> p_id LIMIT 9) AS o;
+    IF v_others > 8 THEN
+        RETURN QUERY SELECT NULL::BOOLEAN, NULL::TEXT, NULL::TEXT, NULL::BIGINT, NULL::TEXT, NULL::TEXT, NULL::BYTEA,
+            NULL::DOUBLE PRECISION, NULL::BOOLEAN;
+    ELSIF v_others > 0 THEN
+        RETURN QUERY SELECT NULL::BOOLEAN, d.id, d.session_id, d.seq, d.kind, d.payload, d.idempotency_key,
+            d.created_at, d.consumed FROM deliveries d WHERE d.session_id = p_session AND NOT d.consumed
+            AND d.id <> p_id ORDER BY d.seq;
+    END IF;
 END
 $fn$
 """

@@ -85,6 +85,10 @@ class EnqueueResult:
 
     delivery: DeliveryRecord
     duplicate: bool
+    pending: tuple[DeliveryRecord, ...] | None = None
+    """The session's deliveries not consumed yet, this one included, in arrival order, as the enqueue's
+    own transaction saw them when it committed; None when the store did not read them (then
+    `pending_deliveries` tells). The Postgres store tells them for a new delivery while there are few."""
 
 
 @dataclass(frozen=True)
