@@ -70,10 +70,12 @@ async def test_a_turn_on_a_kept_lease_reads_no_inbox_and_takes_no_lease(tmp_path
         sid = await h.create("hello")
         await h.turns(sid, 1)
         for turn in range(2, 6):
+            while h.rt.actor(sid) is not None:  # the last turn's actor has ended (its last commit is in)
+                await asyncio.sleep(0.005)
             store.calls.clear()
             await h.send(sid, f"again {turn}")
             await h.turns(sid, turn)
-            while h.rt.actor(sid) is not None:  # its last commit is in
+            while h.rt.actor(sid) is not None:
                 await asyncio.sleep(0.005)
             assert store.calls.count("enqueue") == 1 and "commit" in store.calls, store.calls
             assert "pending_deliveries" not in store.calls and "acquire" not in store.calls, store.calls
