@@ -75,10 +75,15 @@ def run_info(as_json: bool) -> int:
     The cycle collector is off: the process ends as soon as it has printed, and the collections
     its imports would set off (about 90, over objects that all live until exit) cost more than the
     few cycles they would free.
+
+    pydantic's plugins are off (`PYDANTIC_DISABLE_PLUGINS`, unless set already): looking for them
+    reads the metadata of every installed distribution, and compiling validates nothing that a
+    plugin (observability of validation calls) would have to see.
     """
     import gc
 
     gc.disable()
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from eve_cli.commands._info import show_info
 
     try:

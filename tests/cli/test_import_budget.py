@@ -19,7 +19,13 @@ REPO = Path(__file__).resolve().parents[2]
 RUNNER = """
 import atexit, json, sys
 record = sys.argv[1]
-atexit.register(lambda: open(record, "w").write(json.dumps(sorted(sys.modules))))
+
+def written():
+    loader = sys.modules.get("pydantic.plugin._loader")  # its cache of plugins: set once it looked for them
+    scanned = ["(pydantic plugins scanned)"] if getattr(loader, "_plugins", None) is not None else []
+    open(record, "w").write(json.dumps(sorted(sys.modules) + scanned))
+
+atexit.register(written)
 sys.argv = ["eve", *sys.argv[2:]]
 from eve_cli.main import main
 main()
@@ -81,6 +87,19 @@ def test_info_imports_what_compiling_needs_and_no_more(template_app: Path, tmp_p
     assert "yaml" not in modules  # the template's frontmatter is simple `key: text` lines
     assert "dotenv" not in modules  # it has no .env file to read
     assert not {"asyncio", "eve_runtime.sandbox.handle"} & modules  # the tools are compiled, never run
+    # nor are commands: the sandbox's backends and what they run commands with load on first use
+    assert not {"subprocess", "signal", "eve_runtime.sandbox.process", "eve_runtime.sandbox.backends"} & modules
+    assert not {"eve_runtime.sandbox.bwrap", "eve_runtime.sandbox.local"} & modules
+    assert "(pydantic plugins scanned)" not in modules  # PYDANTIC_DISABLE_PLUGINS: no entry-point scan
+    assert "eve_runtime.events.catalog" not in modules  # the channel's hooks check event names (events.names) only
+
+
+def test_info_keeps_a_pydantic_plugin_setting_of_its_own(
+    template_app: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "some-plugin")  # one plugin off: pydantic loads the others
+    modules = _imported(["info"], template_app, tmp_path / "modules.json")
+    assert "(pydantic plugins scanned)" in modules
 
 
 def test_info_json_imports_what_compiling_needs_and_no_more(template_app: Path, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eve_runtime.errors import DefinitionError
-from eve_runtime.events.catalog import EVENT_TYPES
+from eve_runtime.events.names import EVENT_TYPES
 
 __all__ = ["DynamicResolver", "define_dynamic"]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from eve_runtime.authoring.context import ParentInfo, Predecessor
 from eve_runtime.errors import DefinitionError
-from eve_runtime.events.catalog import EVENT_TYPES, EXTENSION_EVENT_TYPES
+from eve_runtime.events.names import EVENT_TYPES, EXTENSION_EVENT_TYPES
 
 __all__ = ["Hook", "HookChannel", "HookContext", "HookSession", "check_event_handlers", "define_hook"]
 

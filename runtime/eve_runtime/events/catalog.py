@@ -12,7 +12,15 @@ Most events say where in the session they happened: a turn ([`TurnAt`]), a step 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from eve_runtime.events.names import (
+    EVENT_TYPES,
+    EXTENSION_EVENT_TYPES,
+    EveEventType,
+    EventType,
+    ExtensionEventType,
+)
 
 if TYPE_CHECKING:  # only for annotations: importing eve_runtime stays light
     from eve_runtime.checkpoint import TurnState
@@ -35,62 +43,6 @@ __all__ = [
 
 STREAM_VERSION = 26
 """The `x-eve-stream-version` this runtime speaks."""
-
-EveEventType = Literal[
-    "session.started",
-    "turn.started",
-    "message.received",
-    "step.started",
-    "reasoning.appended",
-    "reasoning.completed",
-    "message.appended",
-    "message.completed",
-    "action.input.appended",
-    "actions.requested",
-    "action.partial",
-    "action.result",
-    "approval.candidate",
-    "approval.settled",
-    "input.requested",
-    "input.resolved",
-    "authorization.required",
-    "authorization.completed",
-    "task.started",
-    "task.settled",
-    "agent.started",
-    "result.completed",
-    "compaction.requested",
-    "compaction.completed",
-    "context.cleared",
-    "step.completed",
-    "step.failed",
-    "turn.waiting",
-    "turn.completed",
-    "turn.failed",
-    "turn.cancelled",
-    "session.waiting",
-    "session.failed",
-    "session.completed",
-]
-"""Every event type of the v26 catalogue, in the order the reference lists them.
-
-This runtime does not emit `approval.candidate`; clients and hooks may still name it.
-`authorization.*` comes from connections needing a sign-in (`events/authorization.py`).
-"""
-
-EVENT_TYPES: tuple[EveEventType, ...] = get_args(EveEventType)
-
-ExtensionEventType = Literal["step.retrying"]
-"""Events this runtime adds to eve's catalogue (clients skip types they do not know, as eve's reducer does).
-
-`step.retrying`: a step's model call failed in a way a retry may cure (or the step itself raised),
-and it runs again after `delayMs`; see `events.extensions.StepRetrying`.
-"""
-
-EXTENSION_EVENT_TYPES: tuple[ExtensionEventType, ...] = get_args(ExtensionEventType)
-
-EventType = Literal[EveEventType, ExtensionEventType]
-"""Every type a session may emit: eve's catalogue and this runtime's extensions."""
 
 DELTA_FIELDS: dict[EventType, str] = {
     "message.appended": "messageDelta",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from types import ModuleType
 from typing import Any, cast
 
@@ -300,6 +301,13 @@ _OPT_IN_EXPORTS = frozenset({"ask_question", "sleep", "glob", "grep"})
 """The opt-in framework tools `eve_runtime.framework_tools` provides."""
 
 
+@cache
+def _framework_function(name: str, network: NetworkPolicy) -> tuple[Callable[..., Any], FunctionSchema] | None:
+    """A framework tool's function and schema, made once a process: every agent of every generation has them."""
+    function = framework_function(name, network)
+    return (function, function_schema(function)) if function is not None else None
+
+
 def _compose_framework(
     sources: AgentSources,
     config: AgentConfig,
@@ -335,9 +343,9 @@ def _compose_framework(
             composed.shadowed.append(
                 CompositionEntry(slot=slot, source=framework_source(node_id, slot), winning_source_id=winner.source_id)
             )
-        function = framework_function(builtin.name, network) if status == "active" else None
-        if function is not None:
-            schema = function_schema(function)
+        found = _framework_function(builtin.name, network) if status == "active" else None
+        if found is not None:
+            function, schema = found
             options = tool_options(function) or ToolOptions()
             tool = runtime_tool(
                 builtin.name, function, schema, options, builtin.description, framework_source(node_id, slot)

@@ -38,7 +38,6 @@ from eve_runtime.project.manifest import (
 from eve_runtime.project.sources import ROOT_NODE_ID
 from eve_runtime.redaction import REDACTOR
 from eve_runtime.routes import DEFAULT_ROUTES, MESSAGING
-from eve_runtime.sandbox import describe_backend
 
 __all__ = ["INFO_VERSION", "NEXT_FIRES", "agent_info", "cli_info", "missing_keys", "next_fire_times"]
 
@@ -345,6 +344,8 @@ def cli_info(compiled: CompiledApp, *, now: float | None = None) -> JSON:
         schedule["nextFireTimes"] = next_fire_times(schedule["cron"], at)
     spec = compiled.root.sandbox if compiled.root is not None else None
     if spec is not None and manifest.root is not None and manifest.root.sandbox is not None:
+        from eve_runtime.sandbox.backends import describe_backend  # the JSON only: it brings subprocess
+
         backend, note = describe_backend(spec.config)  # what would run commands on this machine
         base["sandbox"]["backend"] = backend
         if note is not None:

@@ -7,19 +7,18 @@ The engine never imports this package: a tool reaches its session's sandbox thro
 `ToolContext.get_sandbox()`, which asks the runtime through the `SandboxAccess` port; the runtime
 (`eve_runtime.sessions`) holds the app's `eve_runtime.sandbox.workspaces.Workspaces`, and the
 compiler (`eve_runtime.project`) composes the framework tools from the functions here. (The
-workspaces are not imported here: compiling, `eve info` included, never needs them.)
+workspaces are not imported here, and the backends and `run_process` only when first asked for
+(`__getattr__`): compiling, `eve info` included, never runs a command, and they bring
+`subprocess`, `signal` and `logging`.)
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eve_runtime.authoring.sandbox import NetworkPolicy
-from eve_runtime.sandbox.backends import backend_for, describe_backend, layout_for
-from eve_runtime.sandbox.bwrap import BwrapBackend, bwrap_unavailable
-from eve_runtime.sandbox.local import LocalBackend
-from eve_runtime.sandbox.process import run_process
 from eve_runtime.sandbox.spec import SandboxSpec, SkillFiles
 from eve_runtime.sandbox.tool_bash import BASH_DESCRIPTION, BASH_INPUT_SCHEMA, bash
 from eve_runtime.sandbox.tool_files import (
@@ -46,6 +45,12 @@ from eve_runtime.sandbox.tool_web_search import (
     web_search_tool,
 )
 
+if TYPE_CHECKING:
+    from eve_runtime.sandbox.backends import backend_for, describe_backend, layout_for
+    from eve_runtime.sandbox.bwrap import BwrapBackend, bwrap_unavailable
+    from eve_runtime.sandbox.local import LocalBackend
+    from eve_runtime.sandbox.process import run_process
+
 __all__ = [
     "FRAMEWORK_TOOLS",
     "NO_PROVIDER",
@@ -63,6 +68,27 @@ __all__ = [
     "run_process",
     "web_search_tool",
 ]
+
+_LAZY = {
+    "backend_for": "backends",
+    "describe_backend": "backends",
+    "layout_for": "backends",
+    "BwrapBackend": "bwrap",
+    "bwrap_unavailable": "bwrap",
+    "LocalBackend": "local",
+    "run_process": "process",
+}
+"""The names this package re-exports from the modules that run commands, imported on first use."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 FrameworkTool = tuple[str, dict[str, Any]]
 """A framework tool's description and input schema (eve's)."""
