@@ -10,7 +10,8 @@ Each round runs the same request twice, interleaved: once through `litellm.acomp
 process (the baseline: the system prompt and tools eve sent, read back from the provider), and once
 through eve: a real `eve start` process on the template app
 with `openai/gpt-4o-mini` pointed at the local server (`model_options={"api_base": ...}`), the
-client (this process, httpx) following the session's NDJSON stream and sending the message.
+client (this process, httpx) following the session's NDJSON stream and sending the message on
+a kept-alive connection (the stream has its own, as litellm's request reuses its pooled one).
 
 Figures, per mode, medians over the rounds (after warm-up rounds):
 - time to first token (TTFT): direct, from the call to the first text chunk; through eve, from
@@ -239,14 +240,19 @@ async def direct_turn(litellm: Any, api_base: str, message: str, sent: dict[str,
     return Sample(first - started, last - started, len("".join(text).split()), time.process_time() - cpu)
 
 
-async def eve_turn(client: httpx.AsyncClient, server: Process, message: str) -> Sample:
-    """A session on the eve server: follow its stream, send the message, read until the turn ended."""
+async def eve_turn(client: httpx.AsyncClient, streams: httpx.AsyncClient, server: Process, message: str) -> Sample:
+    """A session on the eve server: follow its stream, send the message, read until the turn ended.
+
+    The stream has its own client, so the message goes on `client`'s kept-alive connection (the
+    session's creation used it), as a client's next message does once its stream is open: the
+    timed POST pays no TCP connect, as litellm's own request reuses its pooled connection.
+    """
     created = await client.post("/eve/v1/session", json={})
     created.raise_for_status()
     session = created.json()["sessionId"]
     first = last = 0.0
     text: list[str] = []
-    async with client.stream("GET", f"/eve/v1/session/{session}/stream") as stream:
+    async with streams.stream("GET", f"/eve/v1/session/{session}/stream") as stream:
         lines = stream.aiter_lines()
         assert await anext(lines) == ""  # the stream is open
         cpu = server.cpu_seconds()
@@ -354,9 +360,12 @@ async def measure(rounds: int, words: int, warmup: int) -> Figures:
                 command = [str(spy), "record", "--format", "raw", "-r", "500", "-o", profile, "--", *command]
             server = Process(command, r"eve listening on (http://\S+)", cwd=app, env=env)
             headers = {"authorization": f"Bearer {TOKEN}"}
-            async with httpx.AsyncClient(base_url=server.address, headers=headers, timeout=60) as client:
+            async with (
+                httpx.AsyncClient(base_url=server.address, headers=headers, timeout=60) as client,
+                httpx.AsyncClient(base_url=server.address, headers=headers, timeout=60) as streams,
+            ):
                 # The first turn right after start: litellm was imported in the background meanwhile.
-                figures.first_turn_ttft = (await eve_turn(client, server, "burst")).ttft
+                figures.first_turn_ttft = (await eve_turn(client, streams, server, "burst")).ttft
                 started = time.perf_counter()
                 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
                 import litellm
@@ -368,7 +377,7 @@ async def measure(rounds: int, words: int, warmup: int) -> Figures:
                 for round_index in range(warmup + rounds):
                     for mode in MODES:
                         direct = await direct_turn(litellm, api_base, mode, sent)
-                        through_eve = await eve_turn(client, server, mode)
+                        through_eve = await eve_turn(client, streams, server, mode)
                         if round_index >= warmup:
                             figures.direct[mode].append(direct)
                             figures.eve[mode].append(through_eve)

@@ -16,6 +16,7 @@ import asyncio
 import logging
 import os
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -32,13 +33,16 @@ from eve_runtime.models.openai_format import (
 from eve_runtime.models.provider_errors import classify_error, is_content_filter
 from eve_runtime.models.providers import missing_key, missing_key_message
 
-__all__ = ["LiteLLMModel", "classify_error", "preload_litellm"]
+__all__ = ["YIELD_INTERVAL", "LiteLLMModel", "classify_error", "preload_litellm"]
 
 _LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 logger = logging.getLogger("eve.model")
 
 
 _litellm_module: Any = None
+
+YIELD_INTERVAL = 0.001
+"""Seconds of reading a provider's stream after which the call lets the event loop run (see `stream`)."""
 
 
 def _setup_litellm() -> Any:
@@ -192,6 +196,7 @@ class LiteLLMModel:
         raw_reason: str | None = None
         raw_usage: Any = None
         response: Any = None
+        yielded = time.perf_counter()
         # Only the litellm calls sit in `try` blocks: an exception thrown in at a `yield` is not ours to map.
         try:
             try:
@@ -218,8 +223,12 @@ class LiteLLMModel:
                     # The output is whole; litellm now assembles the whole response before it ends the stream.
                     yield OutputDone()
                 # litellm's stream does not reach the event loop while chunks are buffered (a burst):
-                # yield to it, so the text emitted so far is written and streamed meanwhile.
-                await asyncio.sleep(0)
+                # yield to it, so the text emitted so far is written and streamed meanwhile. Once a
+                # millisecond, not after every chunk: each turn of the loop costs a poll of its sockets.
+                now = time.perf_counter()
+                if now - yielded >= YIELD_INTERVAL:
+                    await asyncio.sleep(0)
+                    yielded = time.perf_counter()
         finally:
             if response is not None and hasattr(response, "aclose"):
                 await response.aclose()
