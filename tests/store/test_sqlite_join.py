@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from eve_runtime.store import Commit, EnqueueResult, SqliteStore, StoreError
+from eve_runtime.store import Commit, EnqueueResult, SqliteStore, StoreError, StoreUnavailable
 from tests.store.conftest import delivery, events, session
 
 pytestmark = pytest.mark.anyio
@@ -90,12 +90,19 @@ async def test_when_the_transaction_is_lost_nothing_of_the_delivery_or_what_foll
     assert await store.pending_deliveries("s1") == []
 
 
-async def test_a_write_that_follows_a_failed_delivery_is_refused(store: SqliteStore) -> None:
-    """A write queued behind a delivery told early, in a later transaction, is applied only if the delivery was."""
+@pytest.mark.parametrize("full", [False, True], ids=["io-error", "disk-full"])
+async def test_a_write_that_follows_a_failed_delivery_is_refused(store: SqliteStore, full: bool) -> None:
+    """A write queued behind a delivery told early, in a later transaction, is applied only if the delivery was.
+
+    It is refused as the delivery failed: behind a full disk, as unavailable (`GET /eve/v1/health` stays degraded).
+    """
 
     def abort(conn: sqlite3.Connection) -> None:
         conn.execute("ROLLBACK")
-        raise sqlite3.OperationalError("disk I/O error (simulated)")
+        error = sqlite3.OperationalError("disk I/O error (simulated)")
+        if full:
+            error.sqlite_errorcode = sqlite3.SQLITE_FULL
+        raise error
 
     follow: list[asyncio.Future[object]] = []
 
@@ -107,9 +114,12 @@ async def test_a_write_that_follows_a_failed_delivery_is_refused(store: SqliteSt
         await store.enqueue_early("s1", delivery("d1"), early)
     with pytest.raises(StoreError, match="simulated"):
         await follow[0]
-    with pytest.raises(StoreError, match="could not be stored"):
+    with pytest.raises(StoreUnavailable if full else StoreError, match="could not be stored"):
         await follow[1]
+    assert (await store.health() is not None) == full
     assert await store.event_count("s1") == 0
+    if full:
+        return
     await store.commit("s1", Commit(events=events(0, b"later")))  # the session itself writes on
     assert [e.line for e in await store.read_events("s1")] == [b"later"]
 

@@ -37,7 +37,7 @@ class WriterStats:
 class Job:
     """One write for the writer thread (see the module docstring)."""
 
-    __slots__ = ("after", "early", "failed", "fn", "future", "notify", "session")
+    __slots__ = ("after", "early", "failure", "fn", "future", "notify", "session")
 
     def __init__(
         self,
@@ -54,7 +54,7 @@ class Job:
         self.after = after
         """Early jobs this one is applied only after (and not at all if one of them failed)."""
         self.early: Callable[[Any], None] | None = None
-        self.failed = False
+        self.failure: BaseException | None = None
         """Set on the writer thread once the job failed (read there by the jobs `after` it)."""
 
 
@@ -80,7 +80,16 @@ def as_store_error(exc: BaseException) -> BaseException:
 
 
 def refusal(job: Job) -> BaseException | None:
-    """Why the job may not be applied: an early job it follows failed (checked on the writer thread)."""
-    if any(earlier.failed for earlier in job.after):
-        return StoreError("A write of this session followed a delivery that could not be stored; it was not applied.")
+    """Why the job may not be applied: an early job it follows failed (checked on the writer thread).
+
+    The refusal is of the kind of that failure: a full disk refuses what followed as unavailable too.
+    """
+    for earlier in job.after:
+        failure = earlier.failure
+        if failure is None:
+            continue
+        message = "A write of this session followed a delivery that could not be stored; it was not applied."
+        if isinstance(failure, StoreUnavailable):
+            return StoreUnavailable(message, reason=failure.reason, retry_after=failure.retry_after)
+        return StoreError(message)
     return None

@@ -162,7 +162,7 @@ class SqliteWriter(ConnectionThread[Job]):
         self.stats.jobs += len(outcomes)  # with the jobs that joined an early one
         for job, _, error in outcomes:
             if error is not None:
-                job.failed = True
+                job.failure = error
         self.stats.full = any(isinstance(error, StoreUnavailable) for _, _, error in outcomes)
         self._keep_wal_small(conn)  # before answering: a write that returned left the log within bounds
         notify = {job.notify for job, _, error in outcomes if error is None and job.notify is not None}
