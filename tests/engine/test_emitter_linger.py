@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import anyio
 import pytest
 
 from eve_runtime.checkpoint import UsageTotals
 from eve_runtime.engine.emitter import Emitter
-from eve_runtime.events.turns import SessionWaiting
+from eve_runtime.events.catalog import TurnAt
+from eve_runtime.events.turns import SessionWaiting, TurnStarted
+from eve_runtime.store.base import Commit
 from eve_runtime.store.memory import MemoryStore
 from tests.store.conftest import session
 
@@ -77,3 +81,38 @@ async def test_abort_stops_a_lingering_write() -> None:
     await anyio.sleep(0.05)
     assert await store.event_count("s1") == 0
     await emitter.close()
+
+
+class RecordingStore(MemoryStore):
+    """Records, per write, its event types and whether it carried a checkpoint."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[tuple[list[str], bool]] = []
+
+    async def commit(self, session_id: str, commit: Commit) -> None:
+        self.writes.append(([row.type for row in commit.events], commit.checkpoint is not None))
+        await super().commit(session_id, commit)
+
+
+async def test_a_background_write_waiting_for_an_early_delivery_gives_way_to_a_commit() -> None:
+    """While the background write waits for a delivery to be durable, the turn's end and its checkpoint queue up:
+    they must land together, never the end without the state it belongs to."""
+    store = RecordingStore()
+    await store.open()
+    await store.create_session(session("s1"))
+    emitter = Emitter(store, "s1", 0)
+    durable: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    emitter.after(durable)  # a store that does not order writes after it: the emitter waits
+    emitter.emit(TurnStarted(TurnAt(sequence=1, turn_id="turn_1")))  # the background write starts, and waits
+    for _ in range(5):
+        await asyncio.sleep(0)
+    emitter.emit(SessionWaiting("s1", UsageTotals()))
+    ending = asyncio.ensure_future(emitter.commit(checkpoint=lambda count: '"closed"'))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    durable.set_result(None)
+    with anyio.fail_after(10):
+        await ending
+        await emitter.close()
+    assert store.writes == [(["turn.started", "session.waiting"], True)]

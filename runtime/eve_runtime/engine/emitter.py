@@ -312,6 +312,7 @@ class Emitter:
                 if wait > 0:
                     await self._sleep(wait)
                 async with self._write_lock:
+                    await self._follow()  # before looking: a commit may queue up while it waits
                     if self._commits_waiting:
                         # A commit queued behind this write takes everything pending with its
                         # checkpoint: events written here first would be durable ahead of the
@@ -334,11 +335,7 @@ class Emitter:
         replace_history: bool = False,
         handoff: SessionHandoff | None = None,
     ) -> None:
-        while self._after:
-            if not self._after[0].done() and self.store.orders_after(self.session_id):
-                break  # the store applies this write after the delivery, or fails it with the delivery
-            await asyncio.shield(self._after[0])  # raises its failure (the actor's own cancel leaves it be)
-            del self._after[0]
+        await self._follow()
         batch, self._pending = self._pending, []
         attached, self._attached = self._attached, Attachment()
         self._hurried = self._now = False
@@ -370,6 +367,14 @@ class Emitter:
         self._written()
         if self.observer is not None and rows:
             self.observer(rows)
+
+    async def _follow(self) -> None:
+        """Wait for the deliveries taken early, unless the store orders the session's writes after them."""
+        while self._after:
+            if not self._after[0].done() and self.store.orders_after(self.session_id):
+                break  # the store applies this write after the delivery, or fails it with the delivery
+            await asyncio.shield(self._after[0])  # raises its failure (the actor's own cancel leaves it be)
+            del self._after[0]
 
     def _written(self) -> None:
         wrote, self._wrote = self._wrote, None
