@@ -152,6 +152,28 @@ async def tally(n: int, ctx: ToolContext) -> int:
 }
 
 
+def _brief(event: Event) -> str:
+    """An event's type, with what a served tool's calls and results carry."""
+    data = event["data"]
+    result = data.get("result") or {}
+    fields = {
+        "callId": data.get("callId") or result.get("callId"),
+        "status": data.get("status"),
+        "output": data.get("output", result.get("output")),
+        "code": (data.get("error") or {}).get("code"),
+        "message": str(data["message"])[:80] if "message" in data else None,
+    }
+    return str(event["type"]) + " " + json.dumps({k: v for k, v in fields.items() if v is not None})
+
+
+async def _trails(h: Harness, parent: str) -> str:
+    """The parent's and its children's events, for a failing assertion's message."""
+    lines = [f"{parent}:", *map(_brief, await h.events(parent))]
+    for child in [s.id for s in await h.store.list_sessions() if s.id != parent]:
+        lines += [f"{child}:", *map(_brief, await h.events(child))]
+    return "\n".join(lines)
+
+
 async def test_a_served_tool_takes_more_calls_by_task_id(tmp_path: Path) -> None:
     h = await make_harness(tmp_path, SERVED)
     sid = await h.create(call("tally", n=5))
@@ -166,8 +188,12 @@ async def test_a_served_tool_takes_more_calls_by_task_id(tmp_path: Path) -> None
     events = await h.turns(sid, 4)
     await h.send(sid, call("tally", n=1, taskId=task_id))
     events = await h.turns(sid, 5)
+    trail = await _trails(h, sid)
     await h.stop()
-    assert [s["output"] for s in settled(events) if s["status"] == "completed"] == [5, 12, 22, 112]
+    # each turn ends once: a turn end recovery closes again (its checkpoint lost, its
+    # `session.waiting` durable) counts as one more boundary, and the calls above then race their turns
+    assert [e["data"]["turnId"] for e in of_type(events, "turn.completed")] == [f"turn_{i}" for i in range(5)], trail
+    assert [s["output"] for s in settled(events) if s["status"] == "completed"] == [5, 12, 22, 112], trail
     assert {s["taskId"] for s in settled(events)} == {task_id}
     ended = [r["data"] for r in of_type(events, "action.result") if r["data"]["status"] == "failed"]
     assert ended[-1]["error"]["code"] == "TASK_ENDED"
