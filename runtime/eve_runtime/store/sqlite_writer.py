@@ -190,27 +190,12 @@ class SqliteWriter(ConnectionThread[Job]):
             if refused is not None:
                 outcomes.append((job, None, refused))
                 continue
-            try:
-                conn.execute("SAVEPOINT job")
-            except sqlite3.Error as exc:
-                return self._aborted(conn, job, exc, applied, jobs[position + 1 :], outcomes)
-            try:
-                value = job.fn(conn)
-            except Exception as exc:
-                if not conn.in_transaction:
-                    # SQLite rolled back the whole transaction (I/O error, disk full, ...).
-                    return self._aborted(conn, job, exc, applied, jobs[position + 1 :], outcomes)
-                try:
-                    conn.execute("ROLLBACK TO job")
-                    conn.execute("RELEASE job")
-                except sqlite3.Error as rollback_error:
-                    return self._aborted(conn, job, rollback_error, applied, jobs[position + 1 :], outcomes)
-                outcomes.append((job, None, as_store_error(exc)))
+            value, error, lost = _in_savepoint(conn, job)
+            if error is not None:
+                if lost:
+                    return self._aborted(conn, job, error, applied, jobs[position + 1 :], outcomes)
+                outcomes.append((job, None, as_store_error(error)))
                 continue
-            try:
-                conn.execute("RELEASE job")
-            except sqlite3.Error as exc:
-                return self._aborted(conn, job, exc, applied, jobs[position + 1 :], outcomes)
             applied.append((job, value))
         try:
             conn.execute("COMMIT")
@@ -274,23 +259,15 @@ class SqliteWriter(ConnectionThread[Job]):
             if refused is not None:
                 outcomes.append((item, None, refused))
                 continue
-            try:
-                conn.execute("SAVEPOINT job")
-                try:
-                    value = item.fn(conn)
-                except Exception as exc:
-                    if not conn.in_transaction:
-                        raise
-                    conn.execute("ROLLBACK TO job")
-                    conn.execute("RELEASE job")
-                    outcomes.append((item, None, as_store_error(exc)))
-                    continue
-                conn.execute("RELEASE job")
-            except Exception as exc:
-                self._rollback(conn)
-                error = as_store_error(exc)
-                outcomes.extend((done, None, error) for done, _ in [*applied, (item, None)])
-                return False
+            value, error, lost = _in_savepoint(conn, item)
+            if error is not None:
+                if lost:
+                    self._rollback(conn)
+                    failure = as_store_error(error)
+                    outcomes.extend((done, None, failure) for done, _ in [*applied, (item, None)])
+                    return False
+                outcomes.append((item, None, as_store_error(error)))
+                continue
             applied.append((item, value))
             if item.session is not None and item.session == early.session:
                 return True
@@ -339,3 +316,31 @@ class SqliteWriter(ConnectionThread[Job]):
             unsettled.remove(job)
             if not unsettled:
                 del self._unsettled[job.session or ""]
+
+
+def _in_savepoint(conn: sqlite3.Connection, job: Job) -> tuple[Any, BaseException | None, bool]:
+    """Run a job in a savepoint of the open transaction: its value, its error, and whether SQLite lost the transaction.
+
+    A job that raises is rolled back to its savepoint and fails alone; when SQLite rolled back the
+    whole transaction (an I/O error, a full disk) or the savepoint itself failed, it is lost.
+    """
+    try:
+        conn.execute("SAVEPOINT job")
+    except sqlite3.Error as exc:
+        return None, exc, True
+    try:
+        value = job.fn(conn)
+    except Exception as exc:
+        if not conn.in_transaction:
+            return None, exc, True
+        try:
+            conn.execute("ROLLBACK TO job")
+            conn.execute("RELEASE job")
+        except sqlite3.Error as rollback_error:
+            return None, rollback_error, True
+        return None, exc, False
+    try:
+        conn.execute("RELEASE job")
+    except sqlite3.Error as exc:
+        return None, exc, True
+    return value, None, False
