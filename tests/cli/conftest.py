@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
+
+REPO = Path(__file__).resolve().parents[2]
 
 PROVIDER_KEYS = (
     "OPENAI_API_KEY",
@@ -39,3 +42,17 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> It
     yield
     os.environ.clear()
     os.environ.update(saved)
+
+
+def copy_template(folder: Path) -> Path:
+    """The default template as `folder/app`, on the offline `test` model."""
+    shutil.copytree(REPO / "templates" / "default", folder / "app")
+    for agent in (folder / "app" / "agent").rglob("agent.py"):
+        agent.write_text(agent.read_text().replace("{{model}}", "test"))
+    return folder / "app"
+
+
+@pytest.fixture
+def template_app(tmp_path: Path) -> Path:
+    """The default template in a scratch folder, on the offline `test` model."""
+    return copy_template(tmp_path)

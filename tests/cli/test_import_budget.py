@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
 RUNNER = """
 import atexit, json, sys
 record = sys.argv[1]
@@ -43,14 +41,6 @@ def _imported(args: list[str], cwd: Path, record: Path, columns: int = 100) -> s
 
 def _package(modules: set[str], name: str) -> list[str]:
     return [m for m in modules if m == name or m.startswith(name + ".")]
-
-
-@pytest.fixture
-def template_app(tmp_path: Path) -> Path:
-    shutil.copytree(REPO / "templates" / "default", tmp_path / "app")
-    for agent in (tmp_path / "app" / "agent").rglob("agent.py"):
-        agent.write_text(agent.read_text().replace("{{model}}", "test"))
-    return tmp_path / "app"
 
 
 def test_help_imports_neither_typer_nor_the_runtime(tmp_path: Path) -> None:

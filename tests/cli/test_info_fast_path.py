@@ -5,14 +5,14 @@ from __future__ import annotations
 import gc
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.cli.conftest import copy_template
+
 FAST = "import sys; sys.argv = ['eve', *sys.argv[1:]]; from eve_cli.main import main; main()"
 TYPER = "from eve_cli.app import app; app(prog_name='eve')"
 ELAPSED = re.compile(r"(ready|failed) in \d+ ms")
@@ -23,14 +23,6 @@ def _run(code: str, args: list[str], cwd: Path) -> tuple[int, str, str]:
     result = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True)
     stdout = "\n".join(line.rstrip() for line in ELAPSED.sub(r"\1 in N ms", result.stdout).split("\n"))
     return result.returncode, stdout, result.stderr  # the compile's time, and so its line's padding, varies
-
-
-@pytest.fixture
-def template_app(tmp_path: Path) -> Path:
-    shutil.copytree(REPO / "templates" / "default", tmp_path / "app")
-    for agent in (tmp_path / "app" / "agent").rglob("agent.py"):
-        agent.write_text(agent.read_text().replace("{{model}}", "test"))
-    return tmp_path / "app"
 
 
 @pytest.mark.parametrize("args", [["info"], ["info", "--json"]])
@@ -66,10 +58,7 @@ def test_other_arguments_go_through_the_app(template_app: Path) -> None:
 def test_a_colon_name_in_a_path_is_printed_as_it_is(tmp_path: Path) -> None:
     root = tmp_path / "x:thumbs_up:y"
     root.mkdir()
-    shutil.copytree(REPO / "templates" / "default", root / "app")
-    for agent in (root / "app" / "agent").rglob("agent.py"):
-        agent.write_text(agent.read_text().replace("{{model}}", "test"))
-    code, stdout, stderr = _run(FAST, ["info"], root / "app")
+    code, stdout, stderr = _run(FAST, ["info"], copy_template(root))
     assert code == 0, stderr
     assert f"App Root            {root / 'app'}\n" in stdout  # rich's emoji codes are off: no 👍
 

@@ -63,6 +63,12 @@ async def _harness(tmp_path: Path, store: CountingStore) -> Any:
     return await make_harness(tmp_path, options=fast_options(lease_seconds=15.0), store=store)
 
 
+async def _actor_ended(h: Any, sid: str) -> None:
+    """Wait until the session's actor has ended (its last commit is in)."""
+    while h.rt.actor(sid) is not None:
+        await asyncio.sleep(0.005)
+
+
 async def test_a_turn_on_a_kept_lease_reads_no_inbox_and_takes_no_lease(tmp_path: Path, schema: str) -> None:
     store = CountingStore(schema)
     h = await _harness(tmp_path, store)
@@ -70,13 +76,11 @@ async def test_a_turn_on_a_kept_lease_reads_no_inbox_and_takes_no_lease(tmp_path
         sid = await h.create("hello")
         await h.turns(sid, 1)
         for turn in range(2, 6):
-            while h.rt.actor(sid) is not None:  # the last turn's actor has ended (its last commit is in)
-                await asyncio.sleep(0.005)
+            await _actor_ended(h, sid)  # the last turn's
             store.calls.clear()
             await h.send(sid, f"again {turn}")
             await h.turns(sid, turn)
-            while h.rt.actor(sid) is not None:
-                await asyncio.sleep(0.005)
+            await _actor_ended(h, sid)
             assert store.calls.count("enqueue") == 1 and "commit" in store.calls, store.calls
             assert "pending_deliveries" not in store.calls and "acquire" not in store.calls, store.calls
     finally:
@@ -90,8 +94,7 @@ async def test_a_delivery_the_enqueue_did_not_tell_reaches_the_actor_it_woke(tmp
     try:
         sid = await h.create("hello")
         await h.turns(sid, 1)
-        while h.rt.actor(sid) is not None:
-            await asyncio.sleep(0.005)
+        await _actor_ended(h, sid)
         assert h.rt.ownership is not None
         h.rt.ownership.grace = 60.0  # the lease's release, which reads the inbox too, comes too late to help
         store.gate = asyncio.Event()
