@@ -81,6 +81,7 @@ def test_info_imports_what_compiling_needs_and_no_more(template_app: Path, tmp_p
     assert not {"subprocess", "signal", "eve_runtime.sandbox.process", "eve_runtime.sandbox.backends"} & modules
     assert not {"eve_runtime.sandbox.bwrap", "eve_runtime.sandbox.local"} & modules
     assert "(pydantic plugins scanned)" not in modules  # PYDANTIC_DISABLE_PLUGINS: no entry-point scan
+    assert "importlib.metadata" not in modules  # nor the loader that would have scanned (eve_cli.main.plugins_off)
     assert "eve_runtime.events.catalog" not in modules  # the channel's hooks check event names (events.names) only
 
 
