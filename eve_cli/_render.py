@@ -1,15 +1,11 @@
-"""The human view of `eve info`."""
+"""The human view of `eve info`, drawn without rich (`eve_cli._plain`)."""
 
 from __future__ import annotations
 
 import time
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-
-from eve_cli._console import print_diagnostics
+from eve_cli._plain import Cell, Page, output_width, uses_color
 
 if TYPE_CHECKING:
     from eve_runtime.project.compiler import CompiledApp
@@ -18,10 +14,11 @@ if TYPE_CHECKING:
 __all__ = ["render_info"]
 
 STATUS_STYLE = {"active": "green", "replaced": "cyan", "disabled": "yellow", "denied-by-policy": "yellow"}
+NONE: Cell = [("none", "dim")]
 
 
-def _names(items: list[str]) -> str:
-    return ", ".join(escape(item) for item in items) if items else "[dim]none[/]"
+def _names(items: list[str]) -> Cell:
+    return [(", ".join(items), "")] if items else NONE
 
 
 def _missing_keys(agent: AgentManifest | None) -> dict[str, str]:
@@ -32,67 +29,70 @@ def _missing_keys(agent: AgentManifest | None) -> dict[str, str]:
     return missing_keys(agent, os.environ)
 
 
-def _summary(compiled: CompiledApp) -> Table:
+def _summary(compiled: CompiledApp) -> list[tuple[str, Cell]]:
     from eve_runtime.diagnostics import summarize
     from eve_runtime.routes import MESSAGING
 
     manifest = compiled.manifest
     counts = summarize(manifest.diagnostics)
-    table = Table.grid(padding=(0, 2))
-    table.add_column(style="bold")
-    table.add_column()
-    status = "[green]ready[/]" if compiled.ok else "[red]failed[/]"
+    status: Cell = [("ready", "green")] if compiled.ok else [("failed", "red")]
     unset = sorted(set(_missing_keys(manifest.root).values()))
     if compiled.ok and unset:
-        status = f"[yellow]ready, but {escape(', '.join(unset))} {'is' if len(unset) == 1 else 'are'} not set[/]"
-    table.add_row("App Root", escape(manifest.app_root))
-    table.add_row("Agent Root", escape(manifest.agent_root))
-    table.add_row("Layout", "nested")
-    table.add_row("Compile", f"{status} in {compiled.duration_ms:.0f} ms")
-    table.add_row("Diagnostics", f"{counts.errors} errors, {counts.warnings} warnings")
-    root = manifest.root
-    if root is not None:
-        _agent_rows(table, root)
-    for key, route in MESSAGING.items():
-        table.add_row(f"Messaging {key.title()}", route)
-    table.add_row("Manifest", escape(str(compiled.paths.manifest_file)))
-    table.add_row("Diagnostics File", escape(str(compiled.paths.diagnostics_file)))
-    return table
+        status = [(f"ready, but {', '.join(unset)} {'is' if len(unset) == 1 else 'are'} not set", "yellow")]
+    rows: list[tuple[str, Cell]] = [
+        ("App Root", [(manifest.app_root, "")]),
+        ("Agent Root", [(manifest.agent_root, "")]),
+        ("Layout", [("nested", "")]),
+        ("Compile", [*status, (f" in {compiled.duration_ms:.0f} ms", "")]),
+        ("Diagnostics", [(f"{counts.errors} errors, {counts.warnings} warnings", "")]),
+    ]
+    if manifest.root is not None:
+        rows += _agent_rows(manifest.root)
+    rows += [(f"Messaging {key.title()}", [(route, "")]) for key, route in MESSAGING.items()]
+    rows.append(("Manifest", [(str(compiled.paths.manifest_file), "")]))
+    rows.append(("Diagnostics File", [(str(compiled.paths.diagnostics_file), "")]))
+    return rows
 
 
-def _agent_rows(table: Table, agent: AgentManifest) -> None:
+def _agent_rows(agent: AgentManifest) -> list[tuple[str, Cell]]:
     model = agent.model.id or "dynamic (define_dynamic)"
     if agent.model.reasoning:
         model += f" (reasoning {agent.model.reasoning})"
-    table.add_row("Agent", escape(agent.name) + (f" [dim]{escape(agent.description)}[/]" if agent.description else ""))
     variable = _missing_keys(agent).get(agent.model.id or "") if agent.model.id else None
-    unset = f" [yellow]({escape(variable)} is not set: its turns fail until it is)[/]" if variable else ""
-    table.add_row("Model", escape(model) + unset)
+    unset: Cell = [(f" ({variable} is not set: its turns fail until it is)", "yellow")] if variable else []
     instructions = [f"{i.source.logical_path} ({i.role})" for i in agent.instructions]
     instructions += [f"{d.source.logical_path} (dynamic)" for d in agent.dynamic_instructions]
-    table.add_row("Instructions", _names(instructions))
     skills = [s.name for s in agent.skills] + [f"{d.slug} (dynamic)" for d in agent.dynamic_skills]
-    table.add_row("Skills", _names(skills))
-    table.add_row("Sandbox", _sandbox(agent))
-    table.add_row("Subagents", _names([s.name for s in agent.subagents]))
-    table.add_row("Schedules", _names([f"{s.name} ({s.cron})" for s in agent.schedules]))
-    table.add_row("Hooks", _names([h.slug for h in agent.hooks]))
-    table.add_row("Channels", _names([_channel(c) for c in agent.channels]))
-    table.add_row("Connections", _names([f"{c.connection_name} ({c.protocol}, {c.url})" for c in agent.connections]))
+    description: Cell = [(" " + agent.description, "dim")] if agent.description else []
+    return [
+        ("Agent", [(agent.name, ""), *description]),
+        ("Model", [(model, ""), *unset]),
+        ("Instructions", _names(instructions)),
+        ("Skills", _names(skills)),
+        ("Sandbox", _sandbox(agent)),
+        ("Subagents", _names([s.name for s in agent.subagents])),
+        ("Schedules", _names([f"{s.name} ({s.cron})" for s in agent.schedules])),
+        ("Hooks", _names([h.slug for h in agent.hooks])),
+        ("Channels", _names([_channel(c) for c in agent.channels])),
+        ("Connections", _names([f"{c.connection_name} ({c.protocol}, {c.url})" for c in agent.connections])),
+    ]
 
 
-def _sandbox(agent: AgentManifest) -> str:
+def _sandbox(agent: AgentManifest) -> Cell:
     sandbox = agent.sandbox
     if sandbox is None:
-        return "[dim]none[/]"
+        return NONE
     if sandbox.inherits_parent:
-        return "the parent's (define_parent_sandbox)"
+        return [("the parent's (define_parent_sandbox)", "")]
     where = "default" if sandbox.source.owner == "framework" else sandbox.source.logical_path
     seed = f", {sandbox.seed_files} seed files" if sandbox.seed_files else ""
-    return escape(
-        f"{sandbox.backend_kind} backend, network {sandbox.network}, {sandbox.timeout_seconds:g} s a command{seed} "
-        f"({where})"
-    )
+    return [
+        (
+            f"{sandbox.backend_kind} backend, network {sandbox.network}, {sandbox.timeout_seconds:g} s a command{seed} "
+            f"({where})",
+            "",
+        )
+    ]
 
 
 def _channel(channel: ChannelManifest) -> str:
@@ -103,58 +103,62 @@ def _channel(channel: ChannelManifest) -> str:
     return f"{channel.name} ({', '.join(f'{r.method} {r.path}' for r in channel.routes) or 'no routes'})"
 
 
-def _tools(agent: AgentManifest) -> Table:
-    table = Table(title="Tools", title_justify="left", show_edge=False, header_style="bold")
-    table.add_column("name")
-    table.add_column("source")
-    table.add_column("approval")
-    table.add_column("description", overflow="fold")
+def _tools(agent: AgentManifest, page: Page) -> None:
+    rows: list[list[Cell]] = []
     for tool in agent.tools:
-        table.add_row(tool.name, tool.source.logical_path, tool.approval, tool.description.splitlines()[0])
+        description = tool.description.splitlines()[0] if tool.description else ""
+        rows.append([[(tool.name, "")], [(tool.source.logical_path, "")], [(tool.approval, "")], [(description, "")]])
     for dynamic in agent.dynamic_tools:
-        table.add_row(dynamic.slug, dynamic.source.logical_path, "-", "dynamic: " + ", ".join(dynamic.event_names))
+        dynamic_events = "dynamic: " + ", ".join(dynamic.event_names)
+        rows.append([[(dynamic.slug, "")], [(dynamic.source.logical_path, "")], [("-", "")], [(dynamic_events, "")]])
     for framework in agent.framework_tools:
         if framework.status in ("not-applicable", "replaced"):
             continue  # not for this agent, or listed above as the tool file that provides it
-        style = STATUS_STYLE.get(framework.status, "dim")
-        reason = f" [dim]{escape(framework.reason)}[/]" if framework.reason else ""
-        table.add_row(framework.name, "framework", "-", f"[{style}]{framework.status}[/]{reason}")
-    return table
+        status: Cell = [(framework.status, STATUS_STYLE.get(framework.status, "dim"))]
+        if framework.reason:
+            status = [*status, (" " + framework.reason, "dim")]
+        rows.append([[(framework.name, "")], [("framework", "")], [("-", "")], status])
+    page.table("Tools", ["name", "source", "approval", "description"], rows)
 
 
-def _schedules(agent: AgentManifest) -> Table:
+def _schedules(agent: AgentManifest, page: Page) -> None:
     from eve_runtime.project.info import next_fire_times
 
-    table = Table(title="Schedules (UTC)", title_justify="left", show_edge=False, header_style="bold")
-    table.add_column("name")
-    table.add_column("cron")
-    table.add_column("runs")
-    table.add_column("missed")
-    table.add_column("next fires", overflow="fold")
     now = time.time()
+    rows: list[list[Cell]] = []
     for schedule in agent.schedules:
         runs = "run handler" if schedule.has_run else "prompt (task mode)"
         upcoming = [at.replace("T", " ").removesuffix(":00Z") for at in next_fire_times(schedule.cron, now)]
-        table.add_row(escape(schedule.name), schedule.cron, runs, schedule.missed, ", ".join(upcoming))
-    return table
+        cells = (schedule.name, schedule.cron, runs, schedule.missed, ", ".join(upcoming))
+        rows.append([[(cell, "")] for cell in cells])
+    page.table("Schedules (UTC)", ["name", "cron", "runs", "missed", "next fires"], rows)
 
 
-def render_info(compiled: CompiledApp, console: Console) -> None:
-    """Print the summary, the tools table, the schedules with their next fire times, and the diagnostics."""
-    console.print(_summary(compiled))
+def render_info(compiled: CompiledApp) -> str:
+    """The summary, the tools table, the schedules with their next fire times, and the diagnostics."""
+    page = Page(output_width(), uses_color())
+    page.grid(_summary(compiled))
     root = compiled.manifest.root
     if root is not None:
-        console.print()
-        console.print(_tools(root))
+        page.blank()
+        _tools(root, page)
         if root.schedules:
-            console.print()
-            console.print(_schedules(root))
+            page.blank()
+            _schedules(root, page)
     if compiled.manifest.diagnostics:
-        console.print()
-        print_diagnostics(compiled.manifest.diagnostics, console)
+        page.blank()
+        for diagnostic in compiled.manifest.diagnostics:
+            style = "red" if diagnostic.severity == "error" else "yellow"
+            page.line((diagnostic.severity, style), (" " + diagnostic.location(), ""))
+            page.line((diagnostic.message, ""), (f" [{diagnostic.code}]", "dim"), indent=2)
     for model_id, variable in _missing_keys(root).items():
-        console.print()
-        console.print(
-            f"[yellow bold]warning:[/] the model {escape(model_id)} needs an API key in {escape(variable)}, which is "
-            "not set: set it in the environment or in the app's .env file (see docs/models.md)."
+        page.blank()
+        page.line(
+            ("warning:", "yellow bold"),
+            (
+                f" the model {model_id} needs an API key in {variable}, which is not set: set it in the environment "
+                "or in the app's .env file (see docs/models.md).",
+                "",
+            ),
         )
+    return page.text()

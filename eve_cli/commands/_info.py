@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 
-from eve_cli._console import out
 from eve_cli.commands._project import compile_current_app
 
 __all__ = ["show_info"]
@@ -19,12 +18,9 @@ def show_info(as_json: bool) -> int:
     if as_json:
         sys.stdout.write(json.dumps(cli_info(compiled), indent=2) + "\n")  # cli_info masks secrets
     else:
+        from eve_cli._render import render_info
         from eve_runtime.redaction import REDACTOR
 
-        with out.capture() as captured:  # rendered, then masked like the JSON (eve_runtime.redaction)
-            from eve_cli._render import render_info  # rich, only when printing
-
-            render_info(compiled, out)
-        sys.stdout.write(REDACTOR.text(captured.get()))
+        sys.stdout.write(REDACTOR.text(render_info(compiled)))  # masked like the JSON (eve_runtime.redaction)
     sys.stdout.flush()
     return 0 if compiled.ok else 1

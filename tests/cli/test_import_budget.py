@@ -83,6 +83,7 @@ def test_info_imports_what_compiling_needs_and_no_more(template_app: Path, tmp_p
     assert "(pydantic plugins scanned)" not in modules  # PYDANTIC_DISABLE_PLUGINS: no entry-point scan
     assert "importlib.metadata" not in modules  # nor the loader that would have scanned (eve_cli.main.plugins_off)
     assert "eve_runtime.events.catalog" not in modules  # the channel's hooks check event names (events.names) only
+    assert not _package(modules, "rich")  # the page is drawn by eve_cli._plain
 
 
 def test_info_keeps_a_pydantic_plugin_setting_of_its_own(
