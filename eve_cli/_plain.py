@@ -14,15 +14,13 @@ import re
 import sys
 from collections.abc import Sequence
 
-__all__ = ["Cell", "Page", "Span", "output_width", "uses_color"]
+__all__ = ["Cell", "Page", "Span", "uses_color"]
 
 Span = tuple[str, str]
 """A run of text and its style: space-separated names of `STYLES` ("" for none)."""
 Cell = Sequence[Span]
 
 STYLES = {"bold": "1", "dim": "2", "italic": "3", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
-DEFAULT_WIDTH = 80
-"""rich's width for output that is not a terminal."""
 TOKENS = re.compile(r"\s+|\S+")
 
 
@@ -34,21 +32,6 @@ def uses_color(stream: object = None) -> bool:
         return False
     isatty = getattr(stream if stream is not None else sys.stdout, "isatty", None)
     return bool(isatty and isatty())
-
-
-def output_width(stream: object = None) -> int:
-    """`COLUMNS` if set, else the terminal's width, else 80 (as rich's `Console` measures it)."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns > 0:
-        return columns
-    fileno = getattr(stream if stream is not None else sys.stdout, "fileno", None)
-    try:
-        return (os.get_terminal_size(fileno()).columns if fileno else 0) or DEFAULT_WIDTH
-    except (OSError, ValueError):
-        return DEFAULT_WIDTH
 
 
 def _length(cell: Cell) -> int:

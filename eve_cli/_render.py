@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from eve_cli._plain import Cell, Page, output_width, uses_color
+from eve_cli._plain import Cell, Page, uses_color
+from eve_cli.main import terminal_columns
 
 if TYPE_CHECKING:
     from eve_runtime.project.compiler import CompiledApp
@@ -136,7 +137,7 @@ def _schedules(agent: AgentManifest, page: Page) -> None:
 
 def render_info(compiled: CompiledApp) -> str:
     """The summary, the tools table, the schedules with their next fire times, and the diagnostics."""
-    page = Page(output_width(), uses_color())
+    page = Page(terminal_columns(), uses_color())  # rich's width too: COLUMNS, the terminal's, or 80
     page.grid(_summary(compiled))
     root = compiled.manifest.root
     if root is not None:

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from eve_cli._plain import Page, fitted, output_width, uses_color, wrap
+from eve_cli._plain import Page, fitted, uses_color, wrap
 
 
 def _texts(lines: list[list[tuple[str, str]]]) -> list[str]:
@@ -76,12 +76,3 @@ def test_color_as_rich_decides_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NO_COLOR")
     monkeypatch.setenv("TERM", "dumb")
     assert not uses_color(Terminal())
-
-
-def test_the_width_is_columns_else_80_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "132")
-    assert output_width(io.StringIO()) == 132
-    monkeypatch.setenv("COLUMNS", "wide")
-    assert output_width(io.StringIO()) == 80
-    monkeypatch.delenv("COLUMNS")
-    assert output_width(io.StringIO()) == 80
