@@ -161,8 +161,9 @@ def parked_on_input(events: Events) -> bool:
 # (id, kills, seconds, down): each kill lands while the tool sleeps (the first 1.5 s into the sleep, the
 # next 0.5 s after the resumed tool started sleeping again); with `down`, the process stays down until
 # the wake time passed. `seconds` leaves the last restart time to wake the tool well before its bound
-# (see `assert_woke_on_time`).
-SLEEP_CASES = [("one-kill", 1, 4.0, False), ("two-kills", 2, 5.0, False), ("down-past-the-wake", 1, 3.0, True)]
+# (see `assert_woke_on_time`): when down past the wake time, all of it is for the new process's boot
+# and recovery, which can pass 3 s on a loaded machine (two test workers on two cores).
+SLEEP_CASES = [("one-kill", 1, 4.0, False), ("two-kills", 2, 5.0, False), ("down-past-the-wake", 1, 5.0, True)]
 
 
 @pytest.mark.parametrize(("kills", "seconds", "down"), [c[1:] for c in SLEEP_CASES], ids=[c[0] for c in SLEEP_CASES])
