@@ -94,9 +94,19 @@ def test_preload_imports_litellm_in_a_background_thread(monkeypatch: pytest.Monk
     release = threading.Event()
     setup = litellm_model._setup_litellm
 
+    counted: list[str] = []
+
     def held_setup() -> object:
         release.wait(60)  # the thread stays alive until it is seen, however fast an import already done is
-        return setup()
+        module = setup()
+        count = module.token_counter
+
+        def counting(**options: object) -> object:
+            counted.append(str(options["model"]))
+            return count(**options)
+
+        monkeypatch.setattr(module, "token_counter", counting)
+        return module
 
     monkeypatch.setattr(litellm_model, "_setup_litellm", held_setup)
     models.preload_litellm()
@@ -105,5 +115,6 @@ def test_preload_imports_litellm_in_a_background_thread(monkeypatch: pytest.Monk
     release.set()
     threads[0].join(120)
     assert litellm_model._litellm_module is sys.modules["litellm"]
+    assert counted == [litellm_model.WARM_TOKENIZER_MODEL]  # the tokenizer's tables are loaded too
     models.preload_litellm()  # loaded: nothing more starts
     assert not [t for t in threading.enumerate() if t.name == "eve-litellm-import"]

@@ -77,13 +77,22 @@ def _preload() -> None:
     except Exception:  # the first call imports it again and reports what is wrong
         logger.debug("preloading litellm failed", exc_info=True)
         return
+    try:  # litellm counts tokens on a call's first response; the first count loads tiktoken's tables
+        module.token_counter(model=WARM_TOKENIZER_MODEL, text="warm")
+    except Exception:
+        logger.debug("warming litellm's tokenizer failed", exc_info=True)
     _litellm_module = module
+
+
+WARM_TOKENIZER_MODEL = "gpt-4o"
+"""A model whose tokenizer the preload warms: OpenAI's, which litellm also counts other models with."""
 
 
 def preload_litellm() -> None:
     """Start importing litellm in a background thread (a server with a real model calls it at start).
 
-    The import takes seconds; done while the server starts, the first turn does not pay for it.
+    The import takes seconds, and litellm's first token count (on a call's first response) 0.3 s
+    more to load tiktoken's tables: both done while the server starts, the first turn pays neither.
     """
     if _litellm_module is None:
         threading.Thread(target=_preload, name="eve-litellm-import", daemon=True).start()
