@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from eve_runtime.diagnostics import Diagnostic
 
-__all__ = ["err", "escape", "fail", "out", "print_diagnostics"]
+__all__ = ["diagnostic_spans", "err", "escape", "fail", "out", "print_diagnostics"]
 
 
 class _LazyConsole:
@@ -63,11 +63,17 @@ def fail(message: str, *, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
+def diagnostic_spans(diagnostic: Diagnostic) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """A diagnostic's two lines as (text, style) runs: severity and location; message and code."""
+    style = "red" if diagnostic.severity == "error" else "yellow"
+    head = [(diagnostic.severity, style), (" " + diagnostic.location(), "")]
+    return head, [(diagnostic.message, ""), (f" [{diagnostic.code}]", "dim")]
+
+
 def print_diagnostics(diagnostics: Iterable[Diagnostic], console: Console) -> None:
-    """One line per diagnostic: severity, location, message and code."""
+    """Two lines per diagnostic (`diagnostic_spans`): severity and location, then message and code."""
+    from rich.text import Text
+
     for diagnostic in diagnostics:
-        style = "red" if diagnostic.severity == "error" else "yellow"
-        console.print(
-            f"[{style}]{diagnostic.severity}[/] {escape(diagnostic.location())}\n"
-            f"  {escape(diagnostic.message)} [dim]\\[{diagnostic.code}][/]"
-        )
+        head, body = diagnostic_spans(diagnostic)
+        console.print(Text.assemble(*head, "\n  ", *body))  # Text, not markup: printed as it is

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from eve_cli._console import diagnostic_spans
 from eve_cli._plain import Cell, Page, uses_color
 from eve_cli.main import terminal_columns
 
@@ -149,9 +150,9 @@ def render_info(compiled: CompiledApp) -> str:
     if compiled.manifest.diagnostics:
         page.blank()
         for diagnostic in compiled.manifest.diagnostics:
-            style = "red" if diagnostic.severity == "error" else "yellow"
-            page.line((diagnostic.severity, style), (" " + diagnostic.location(), ""))
-            page.line((diagnostic.message, ""), (f" [{diagnostic.code}]", "dim"), indent=2)
+            head, body = diagnostic_spans(diagnostic)
+            page.line(*head)
+            page.line(*body, indent=2)
     for model_id, variable in _missing_keys(root).items():
         page.blank()
         page.line(
