@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from eve_runtime.store import Commit, SqliteStore, StoreError, StoreUnavailable
-from eve_runtime.store.sqlite import free_megabytes
+from eve_runtime.store import Commit, SqliteStore, StoreError, StoreUnavailable, sqlite as sqlite_module
+from eve_runtime.store.sqlite import FREE_SPACE_TTL, free_megabytes
 from tests.store.conftest import delivery, events, session
 
 pytestmark = pytest.mark.anyio
@@ -28,6 +28,28 @@ async def test_the_write_ahead_log_is_checkpointed_and_truncated(tmp_path: Path)
         assert wal.stat().st_size <= limit, wal.stat().st_size  # SQLite alone leaves it at its largest
         assert store.stats.checkpoints >= 1
         assert [len(e.line) for e in await store.read_events("s1")] == [len(big)] * 4  # nothing lost
+    finally:
+        await store.close()
+
+
+async def test_the_free_space_is_read_once_a_second_at_most(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads: list[Path] = []
+
+    def counted(directory: Path) -> float:
+        reads.append(directory)
+        return 1_000_000.0
+
+    monkeypatch.setattr(sqlite_module, "free_megabytes", counted)
+    store = SqliteStore(tmp_path)
+    await store.open()
+    try:
+        await store.create_session(session("s1"), delivery("d1"))
+        for index in range(5):
+            await store.enqueue("s1", delivery(f"d{index + 2}"))
+        assert len(reads) == 1
+        store._free = (store._free[0] - FREE_SPACE_TTL, store._free[1])  # a second later
+        await store.enqueue("s1", delivery("d9"))
+        assert len(reads) == 2
     finally:
         await store.close()
 

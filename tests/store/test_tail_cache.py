@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from eve_runtime.store import Commit, EventIndexConflict, EventRow, LineChunk, SqliteStore, StoreError
@@ -80,6 +81,16 @@ def test_no_budget_holds_nothing() -> None:
     cache = TailCache(0)
     cache.add("s1", rows(0, 3))
     assert cache.chunk("s1", 0, 3, NONE) is None and cache.size == 0
+    assert cache.count("s1") is None
+
+
+def test_it_counts_a_held_session_to_its_newest_line() -> None:
+    cache = TailCache(3 * (10 + 64))
+    assert cache.count("s1") is None
+    cache.add("s1", rows(0, 2))
+    assert cache.count("s1") == 2
+    cache.add("s1", rows(2, 3))  # over the budget: the oldest lines go, the count stays
+    assert cache.count("s1") == 5 and cache.chunk("s1", 0, 5, NONE) is None
 
 
 async def test_the_store_streams_acknowledged_commits_without_a_database_read(
@@ -107,6 +118,39 @@ async def test_the_store_streams_acknowledged_commits_without_a_database_read(
     assert store.tail_cache.size == 0
     with pytest.raises(StoreError, match="closed"):
         await store.read_chunk("s1", 0, 3)
+
+
+async def test_the_store_counts_events_from_the_cache_also_when_a_committer_was_cancelled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SqliteStore(tmp_path)
+    await store.open()
+    try:
+        await store.create_session(session("s1"))
+        await store.commit("s1", Commit(events=events(0, b"a")))
+        waiting = anyio.Event()
+
+        async def commit_then_go_away() -> None:
+            waiting.set()
+            await store.commit("s1", Commit(events=events(1, b"b", b"c")))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(commit_then_go_away)
+            await waiting.wait()
+            group.cancel_scope.cancel()  # the caller is gone; its commit still lands
+        assert await store.wait_for_events("s1", 1, 5.0) == 3
+
+        def no_peeks(*_args: Any) -> None:
+            raise AssertionError("read the database")
+
+        monkeypatch.setattr(store, "_peek", no_peeks)
+        assert await store.event_count("s1") == 3
+        assert await store.read_chunk("s1", 1, 3) == LineChunk(2, b"b\nc\n")
+        monkeypatch.undo()
+        store.tail_cache.clear()
+        assert await store.event_count("s1") == 3  # the database agrees
+    finally:
+        await store.close()
 
 
 async def test_a_reopened_store_forgets_what_it_held(tmp_path: Path) -> None:

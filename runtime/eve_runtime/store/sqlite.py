@@ -29,6 +29,7 @@ import asyncio
 import functools
 import logging
 import sqlite3
+import time
 from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TypeVar
@@ -65,6 +66,9 @@ T = TypeVar("T")
 DEFAULT_MIN_FREE_MB = 16.0
 """The free space (MB) under which the local world refuses new work (`EVE_MIN_FREE_MB`)."""
 
+FREE_SPACE_TTL = 1.0
+"""Seconds a reading of the free space is used for (`statvfs` cost a few percent of a turn's CPU)."""
+
 logger = logging.getLogger(__name__)
 
 
@@ -91,6 +95,8 @@ class SqliteStore(Store):
         self.directory = Path(directory)
         self.path = self.directory / DATABASE_NAME
         self.min_free_mb = min_free_mb
+        self._free: tuple[float, float] = (-FREE_SPACE_TTL, 0.0)
+        """When (monotonic seconds) the free space was last read, and the megabytes it was."""
         self._wal_limit = wal_limit
         self._lock_fd: int | None = None
         self._writer: SqliteWriter | None = None
@@ -185,10 +191,14 @@ class SqliteStore(Store):
     def _low_on_space(self) -> str | None:
         if self.min_free_mb <= 0:
             return None
-        try:
-            free = free_megabytes(self.directory)
-        except OSError:
-            return None
+        read_at, free = self._free
+        now = time.monotonic()
+        if now - read_at >= FREE_SPACE_TTL:
+            try:
+                free = free_megabytes(self.directory)
+            except OSError:
+                return None
+            self._free = (now, free)
         if free >= self.min_free_mb:
             return None
         return f"the store's disk has {free:.1f} MB free, under the {self.min_free_mb:g} MB floor (EVE_MIN_FREE_MB)"
@@ -204,10 +214,11 @@ class SqliteStore(Store):
         notify: str | None = None,
         early: Callable[[T, asyncio.Future[T]], None] | None = None,
         session: str | None = None,
+        durable: Callable[[], None] | None = None,
     ) -> T:
         if self._writer is None:
             raise StoreError(f"The eve store in {str(self.directory)!r} is closed: call open() first.")
-        return await self._writer.submit(fn, notify, early, session)
+        return await self._writer.submit(fn, notify, early, session, durable)
 
     async def _read(self, fn: Callable[..., T], *args: object) -> T:
         if self._reader is None:
@@ -257,8 +268,12 @@ class SqliteStore(Store):
 
     async def commit(self, session_id: str, commit: Commit) -> None:
         notify = session_id if commit.events else None
-        await self._write(lambda conn: ops.apply_commit(conn, session_id, commit), notify, session=session_id)
-        self.tail_cache.add(session_id, commit.events)
+        await self._write(
+            lambda conn: ops.apply_commit(conn, session_id, commit),
+            notify,
+            session=session_id,
+            durable=lambda: self.tail_cache.add(session_id, commit.events),  # before the stream readers wake
+        )
 
     async def read_events(
         self, session_id: str, start: int = 0, end: int | None = None, *, skip: Collection[str] = ()
@@ -275,6 +290,10 @@ class SqliteStore(Store):
         return await self._read(read_chunk, session_id, start, end, stop_after)
 
     async def event_count(self, session_id: str) -> int:
+        if self._writer is not None:  # a closed store fails in `_peek`
+            cached = self.tail_cache.count(session_id)
+            if cached is not None:
+                return cached
         return self._peek(ops.event_count, session_id)
 
     async def wait_for_events(self, session_id: str, known: int, timeout: float) -> int:

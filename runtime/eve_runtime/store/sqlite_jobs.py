@@ -37,7 +37,7 @@ class WriterStats:
 class Job:
     """One write for the writer thread (see the module docstring)."""
 
-    __slots__ = ("after", "early", "failure", "fn", "future", "notify", "session")
+    __slots__ = ("after", "durable", "early", "failure", "fn", "future", "notify", "session")
 
     def __init__(
         self,
@@ -46,6 +46,7 @@ class Job:
         notify: str | None,
         session: str | None = None,
         after: tuple[Job, ...] = (),
+        durable: Callable[[], None] | None = None,
     ):
         self.fn = fn
         self.future = future
@@ -53,6 +54,8 @@ class Job:
         self.session = session
         self.after = after
         """Early jobs this one is applied only after (and not at all if one of them failed)."""
+        self.durable = durable
+        """Called on the loop once the job committed, before its caller hears and its session's readers wake."""
         self.early: Callable[[Any], None] | None = None
         self.failure: BaseException | None = None
         """Set on the writer thread once the job failed (read there by the jobs `after` it)."""

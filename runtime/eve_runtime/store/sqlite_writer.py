@@ -93,6 +93,7 @@ class SqliteWriter(ConnectionThread[Job]):
         notify: str | None = None,
         early: Callable[[T, asyncio.Future[T]], None] | None = None,
         session: str | None = None,
+        durable: Callable[[], None] | None = None,
     ) -> T:
         """Run `fn` in a transaction on the writer thread; its result once the transaction is durable.
 
@@ -105,10 +106,12 @@ class SqliteWriter(ConnectionThread[Job]):
             session: The session the job writes for. A job told early waits a little for the
                 session's next write to join its transaction; a job of a session with jobs told
                 early and not yet durable is applied after them, or fails if one of them failed.
+            durable: Called on the loop once the job committed, before the caller hears and before
+                `notify`'s readers wake (also when the caller was cancelled meanwhile).
         """
         future: asyncio.Future[T] = self._loop.create_future()
         after = tuple(self._unsettled.get(session, ())) if session is not None else ()
-        job = Job(fn, future, notify, session, after)
+        job = Job(fn, future, notify, session, after, durable)
         if early is None:
             self._put(job)
             return await future
@@ -301,6 +304,8 @@ class SqliteWriter(ConnectionThread[Job]):
         for job, value, error in outcomes:
             if job.early is not None and job.session is not None:
                 self._settled(job)
+            if error is None and job.durable is not None:
+                job.durable()
             if job.future.cancelled():
                 continue
             if error is None:

@@ -71,6 +71,11 @@ class TailCache:
         self._size += added
         self._shrink(session_id)
 
+    def count(self, session_id: str) -> int | None:
+        """The session's event count, when its newest lines are held (this process writes its log), else None."""
+        tail = self._tails.get(session_id)
+        return None if tail is None else tail.first + len(tail.lines)
+
     def chunk(self, session_id: str, start: int, end: int, stop_after: frozenset[str]) -> LineChunk | None:
         """The held lines from `start` as a chunk (see `Store.read_chunk`), or None when `start` is not held.
 
