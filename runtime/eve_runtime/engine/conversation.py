@@ -10,7 +10,6 @@ context inserted just before the turn's first user message (it is never stored i
 from __future__ import annotations
 
 import json
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -88,14 +87,10 @@ def tool_definitions(agent: RuntimeAgent, turn: TurnState | None, *, is_root: bo
     return tools
 
 
-_agent_tool_lists: dict[tuple[int, bool], tuple[ToolDefinition, ...]] = {}
-"""The tools an agent object offers, by its `id` (dropped with it): a compiled agent never changes (dynamic
-tools and skills make a new one, see `eve_runtime.engine.dynamic_tools`), and every model call asks."""
-
-
 def _agent_tools(agent: RuntimeAgent, is_root: bool) -> tuple[ToolDefinition, ...]:
-    key = (id(agent), is_root)
-    known = _agent_tool_lists.get(key)
+    """The tools the agent offers on every call, made once per agent (`RuntimeAgent.derived`)."""
+    key = ("tools", is_root)
+    known: tuple[ToolDefinition, ...] | None = agent.derived.get(key)
     if known is not None:
         return known
     tools = [
@@ -111,8 +106,7 @@ def _agent_tools(agent: RuntimeAgent, is_root: bool) -> tuple[ToolDefinition, ..
     tools.extend(definition for _node, definition in delegation.values())
     if delegation or tool_task_names(agent):
         tools.extend(task_tool_definitions())
-    _agent_tool_lists[key] = known = tuple(tools)
-    weakref.finalize(agent, _agent_tool_lists.pop, key, None)
+    agent.derived[key] = known = tuple(tools)
     return known
 
 

@@ -45,10 +45,8 @@ from eve_runtime.messages import AssistantMessage, Message, ToolCall, ToolMessag
 from eve_runtime.models.base import Finish, ModelSettings
 from eve_runtime.outcomes import ToolOutcome, cancelled_outcome, refused_outcome
 from eve_runtime.store.base import DeliveryRecord, StoreError
-from eve_runtime.tasks.calls import run_task_calls, run_tool_task, tool_task_names
+from eve_runtime.tasks.calls import run_task_calls, run_tool_task, task_tool_names
 from eve_runtime.tasks.delegation import (
-    TASK_CANCEL,
-    TASK_WAIT,
     action_entry,
     delegation_tools,
     presentation_label,
@@ -93,10 +91,7 @@ class TurnRunner:
         self._batch_size = session.agent.config.experimental.workflow.model_calls_per_step
         self._batch_start = session.state.turn.step_index if session.state.turn is not None else 0
         self.delegation = delegation_tools(session.agent, is_root=session.is_root)
-        tool_tasks = tool_task_names(session.agent)
-        self._task_tools = (
-            {*self.delegation, *tool_tasks, TASK_WAIT, TASK_CANCEL} if self.delegation or tool_tasks else set()
-        )
+        self._task_tools = task_tool_names(session.agent, is_root=session.is_root)
 
     # -- called by the actor ------------------------------------------------------------------
 

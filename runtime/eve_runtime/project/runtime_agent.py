@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -91,6 +91,9 @@ class RuntimeAgent:
     """What this agent's workspaces are made from; None: it shares its parent's (`define_parent_sandbox()`)."""
     app_root: Path | None = None
     """The app's folder (its workspaces live in `.eve/sandboxes/` there); None for agents built in code."""
+    derived: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """What is computed from this agent on every turn (its tool lists), by key, computed once: a compiled
+    agent never changes (dynamic tools and skills make a new one, with nothing derived yet)."""
 
     @property
     def name(self) -> str:

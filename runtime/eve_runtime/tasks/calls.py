@@ -28,6 +28,7 @@ from eve_runtime.tasks.delegation import (
     MAX_WORKING_TASKS,
     TASK_CANCEL,
     TASK_WAIT,
+    delegation_tools,
     dispatch,
     give_work,
     new_task_id,
@@ -37,7 +38,15 @@ from eve_runtime.tasks.delegation import (
 )
 from eve_runtime.tasks.ports import TaskSession, TaskTurn
 
-__all__ = ["dispatch_tool_task", "run_task_call", "run_task_calls", "run_tool_task", "tool_task_names", "with_task_id"]
+__all__ = [
+    "dispatch_tool_task",
+    "run_task_call",
+    "run_task_calls",
+    "run_tool_task",
+    "task_tool_names",
+    "tool_task_names",
+    "with_task_id",
+]
 
 
 def with_task_id(schema: dict[str, Any]) -> dict[str, Any]:
@@ -53,6 +62,17 @@ def with_task_id(schema: dict[str, Any]) -> dict[str, Any]:
 def tool_task_names(agent: RuntimeAgent) -> set[str]:
     """The agent's tools that run as tasks (`@tool(task=True)`)."""
     return {name for name, tool in agent.tools.items() if tool.options.task}
+
+
+def task_tool_names(agent: RuntimeAgent, *, is_root: bool) -> frozenset[str]:
+    """The names whose calls start or steer tasks, made once per agent (`RuntimeAgent.derived`)."""
+    key = ("task tools", is_root)
+    known: frozenset[str] | None = agent.derived.get(key)
+    if known is None:
+        delegation, tool_tasks = delegation_tools(agent, is_root=is_root), tool_task_names(agent)
+        known = frozenset({*delegation, *tool_tasks, TASK_WAIT, TASK_CANCEL} if delegation or tool_tasks else ())
+        agent.derived[key] = known
+    return known
 
 
 async def dispatch_tool_task(session: TaskSession, call: ToolCall, at: StepAt) -> ToolOutcome:
