@@ -355,9 +355,9 @@ async def measure(rounds: int, words: int, warmup: int) -> Figures:
             env.pop("OPENAI_BASE_URL", None)
             command = [*_eve_command(), "start", "--port", "0"]
             profile = os.environ.get("EVE_BENCH_PROFILE")
-            if profile:  # py-spy's collapsed stacks of the eve process (`pip install py-spy`)
+            if profile:  # py-spy's collapsed stacks of the eve process (`pip install py-spy`); pausing it skews it
                 spy = Path(sys.executable).with_name("py-spy")
-                command = [str(spy), "record", "--format", "raw", "-r", "500", "-o", profile, "--", *command]
+                command = [str(spy), "record", "--nonblocking", "--format", "raw", "-r", "200", "-o", profile, "--", *command]
             server = Process(command, r"eve listening on (http://\S+)", cwd=app, env=env)
             headers = {"authorization": f"Bearer {TOKEN}"}
             async with (
