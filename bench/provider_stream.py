@@ -357,7 +357,8 @@ async def measure(rounds: int, words: int, warmup: int) -> Figures:
             profile = os.environ.get("EVE_BENCH_PROFILE")
             if profile:  # py-spy's collapsed stacks of the eve process (`pip install py-spy`); pausing it skews it
                 spy = Path(sys.executable).with_name("py-spy")
-                command = [str(spy), "record", "--nonblocking", "--format", "raw", "-r", "200", "-o", profile, "--", *command]
+                sampling = ["--nonblocking", "--format", "raw", "-r", "200", "-o", profile]
+                command = [str(spy), "record", *sampling, "--", *command]
             server = Process(command, r"eve listening on (http://\S+)", cwd=app, env=env)
             headers = {"authorization": f"Bearer {TOKEN}"}
             async with (
