@@ -33,6 +33,23 @@ def test_step_overhead_runs() -> None:
     step_overhead.report(figures)
 
 
+def test_profile_timeline_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import profile_timeline
+    from eve_runtime.engine.emitter import Emitter
+    from eve_runtime.serving import event_loop
+
+    commit = Emitter.commit
+    figures = event_loop.run(profile_timeline.measure(turns=3))
+    assert Emitter.commit is commit  # the stamps are gone after the run
+    for kind, commits in (("echo", 1), ("tool", 2)):
+        rows = figures[kind]["rows"]
+        # one per transaction: more when the writer stopped waiting for the turn's first write (a loaded machine)
+        assert [what for _, what, _ in rows].count("back to the loop") >= commits
+        assert figures[kind]["totals"]["writer"] > 0 and figures[kind]["totals"]["loop"] > 0
+    profile_timeline.report(figures)
+    assert "COMMIT" in capsys.readouterr().out
+
+
 def test_concurrency_runs() -> None:
     figures = concurrency.run(sessions=25)
     assert figures["completed"] == figures["completed_second"] == figures["completed_traced"] == 25
