@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from eve_runtime.store import Commit, SqliteStore, StoreError, StoreUnavailable, sqlite as sqlite_module
-from eve_runtime.store.sqlite import FREE_SPACE_TTL, free_megabytes
+from eve_runtime.store.sqlite import FREE_SPACE_MARGIN_MB, FREE_SPACE_TTL, free_megabytes
 from tests.store.conftest import delivery, events, session
 
 pytestmark = pytest.mark.anyio
@@ -32,12 +32,15 @@ async def test_the_write_ahead_log_is_checkpointed_and_truncated(tmp_path: Path)
         await store.close()
 
 
-async def test_the_free_space_is_read_once_a_second_at_most(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_free_space_is_read_once_a_second_when_far_from_the_floor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     reads: list[Path] = []
+    free = [1_000_000.0]
 
     def counted(directory: Path) -> float:
         reads.append(directory)
-        return 1_000_000.0
+        return free[0]
 
     monkeypatch.setattr(sqlite_module, "free_megabytes", counted)
     store = SqliteStore(tmp_path)
@@ -50,6 +53,15 @@ async def test_the_free_space_is_read_once_a_second_at_most(tmp_path: Path, monk
         store._free = (store._free[0] - FREE_SPACE_TTL, store._free[1])  # a second later
         await store.enqueue("s1", delivery("d9"))
         assert len(reads) == 2
+        free[0] = store.min_free_mb + FREE_SPACE_MARGIN_MB / 2  # near the floor: every check reads it
+        store._free = (store._free[0] - FREE_SPACE_TTL, store._free[1])
+        await store.enqueue("s1", delivery("d10"))
+        free[0] = store.min_free_mb / 2
+        with pytest.raises(StoreUnavailable):
+            await store.enqueue("s1", delivery("d11"))
+        free[0] = store.min_free_mb * 2  # space freed: the next message is taken at once
+        await store.enqueue("s1", delivery("d12"))
+        assert len(reads) == 5
     finally:
         await store.close()
 

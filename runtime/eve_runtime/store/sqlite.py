@@ -67,7 +67,10 @@ DEFAULT_MIN_FREE_MB = 16.0
 """The free space (MB) under which the local world refuses new work (`EVE_MIN_FREE_MB`)."""
 
 FREE_SPACE_TTL = 1.0
-"""Seconds a reading of the free space is used for (`statvfs` cost a few percent of a turn's CPU)."""
+"""Seconds a reading of the free space is used for (`statvfs` cost a few percent of a turn's CPU), while
+it is `FREE_SPACE_MARGIN_MB` over the floor; nearer, every check reads it (space freed counts at once)."""
+
+FREE_SPACE_MARGIN_MB = 256.0
 
 logger = logging.getLogger(__name__)
 
@@ -193,7 +196,7 @@ class SqliteStore(Store):
             return None
         read_at, free = self._free
         now = time.monotonic()
-        if now - read_at >= FREE_SPACE_TTL:
+        if now - read_at >= FREE_SPACE_TTL or free < self.min_free_mb + FREE_SPACE_MARGIN_MB:
             try:
                 free = free_megabytes(self.directory)
             except OSError:
