@@ -305,7 +305,10 @@ class SqliteWriter(ConnectionThread[Job]):
             if job.early is not None and job.session is not None:
                 self._settled(job)
             if error is None and job.durable is not None:
-                job.durable()
+                try:
+                    job.durable()
+                except Exception:  # pragma: no cover - a bug there must not strand the other callers
+                    logger.exception("a committed job's callback failed")
             if job.future.cancelled():
                 continue
             if error is None:
