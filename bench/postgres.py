@@ -172,12 +172,20 @@ def _ms(samples: list[float]) -> dict[str, float]:
 
 
 async def _worker(schema: str, sessions: int, turns: int) -> None:
-    """One worker process: create its sessions, wait for `go` on stdin, run the turns, print figures."""
+    """One worker process: create its sessions once told (every worker has started), run the turns on `go`.
+
+    A runtime starting up wakes every active session of the store (recovery) and keeps the lease of
+    one it woke for a moment: had the workers created their sessions while the others were starting,
+    one worker would run some of another's sessions, every turn a hop between the two processes.
+    """
     with scratch_dir("postgres-worker") as root:
         async with postgres_world(schema, root) as (store, runtime):
+            loop = asyncio.get_running_loop()
+            print("started", flush=True)
+            await loop.run_in_executor(None, sys.stdin.readline)
             ids = [(await runtime.create_session()).id for _ in range(sessions)]
             print("ready", flush=True)
-            await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+            await loop.run_in_executor(None, sys.stdin.readline)
             started = time.perf_counter()
 
             async def drive(session_id: str) -> None:
@@ -207,15 +215,16 @@ def throughput(workers: int, sessions: int, turns: int) -> dict[str, float]:
             subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(workers)
         ]
         try:
-            for proc in procs:
-                assert proc.stdout is not None
-                if proc.stdout.readline().strip() != "ready":
-                    raise RuntimeError("a worker failed to start")
-            started = time.perf_counter()
-            for proc in procs:
-                assert proc.stdin is not None
-                proc.stdin.write("go\n")
-                proc.stdin.flush()
+            for step, answer in (("create", "started"), ("go", "ready")):
+                for proc in procs:
+                    assert proc.stdout is not None
+                    if proc.stdout.readline().strip() != answer:
+                        raise RuntimeError("a worker failed to start")
+                started = time.perf_counter()
+                for proc in procs:
+                    assert proc.stdin is not None
+                    proc.stdin.write(f"{step}\n")
+                    proc.stdin.flush()
             results = []
             for proc in procs:
                 assert proc.stdout is not None

@@ -117,6 +117,23 @@ async def test_a_delivery_is_announced_to_the_other_processes(pair: tuple[Postgr
     assert heard.empty() and own == []  # a process is not told of its own deliveries
 
 
+async def test_a_delivery_for_a_session_held_here_is_not_announced(pair: tuple[PostgresStore, PostgresStore]) -> None:
+    a, b = pair
+    heard: asyncio.Queue[str] = asyncio.Queue()
+    b.on_delivery(heard.put_nowait)
+    await a.create_session(session("s1"))
+    assert await a.acquire("s1", "A", ttl=30) is not None
+    await a.enqueue("s1", delivery("d1"))  # only the holder runs the session: it takes its own delivery
+    await a.release("s1", "A")
+    await a.enqueue("s1", delivery("d2"))
+    assert await asyncio.wait_for(heard.get(), 5) == "s1"
+    assert await a.acquire("s1", "A", ttl=0.2) is not None  # half its time left at most: announced
+    await asyncio.sleep(0.15)
+    await a.enqueue("s1", delivery("d3"))
+    assert await asyncio.wait_for(heard.get(), 5) == "s1"
+    assert heard.empty() and [d.id for d in await b.pending_deliveries("s1")] == ["d1", "d2", "d3"]
+
+
 async def test_fencing_across_processes(pair: tuple[PostgresStore, PostgresStore]) -> None:
     a, b = pair
     await a.create_session(session("s1"))

@@ -8,6 +8,9 @@ through psycopg's connection pool; an operation whose connection the server drop
 a new one where that is safe (`postgres_pool.py`), else fails with `StoreUnavailable`. One more
 connection LISTENs: `wait_for_events` wakes when any process commits events (at once when this
 one does), and `watched` hears of the readers of every process (`postgres_watch.py`).
+
+A delivery is announced to the other processes (the lease holder runs it) unless this one holds
+the session's lease (acquired here, half its time left): every process hears every notification.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import functools
 import itertools
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any, TypeVar
@@ -87,6 +91,8 @@ class PostgresStore(Store):
         self._database = ""
         self._inbox_locks = KeyedLocks()
         self._tag = uuid.uuid4().hex[:16]  # marks its delivery notifications: it tells only of others'
+        self._held: dict[str, tuple[str, float]] = {}
+        """Sessions whose lease an owner acquired here: the owner, and until when (monotonic) it surely holds."""
         self.schema: str | None = None  # the schema in use, known once open
         self.events_channel = self.deliveries_channel = self.watch_channel = ""
 
@@ -99,8 +105,17 @@ class PostgresStore(Store):
     def _announce(self) -> tuple[str, str]:
         return self.deliveries_channel, self._tag
 
+    def _delivery_notice(self, session_id: str) -> tuple[str, str] | None:
+        """How to announce a delivery for the session: not at all while this process holds its lease."""
+        held = self._held.get(session_id)
+        if held is not None:
+            if time.monotonic() < held[1]:
+                return None
+            del self._held[session_id]
+        return self._announce
+
     def on_delivery(self, callback: Callable[[str], None]) -> None:
-        """Call `callback(session_id)` on the loop whenever another process accepts a delivery for a session."""
+        """Call `callback(session_id)` when another process accepts a delivery of a session it does not hold."""
         self._delivery_callbacks.append(callback)
 
     async def open(self) -> None:
@@ -225,7 +240,8 @@ class PostgresStore(Store):
         # a delivery sent again after a lost connection is accepted once (`ops.enqueue`).
         tries = itertools.count()
         async with self._inbox_locks.hold(session_id):
-            accept = functools.partial(ops.enqueue, session_id=session_id, delivery=delivery, notify=self._announce)
+            notice = self._delivery_notice(session_id)
+            accept = functools.partial(ops.enqueue, session_id=session_id, delivery=delivery, notify=notice)
             return await self._run(lambda conn: accept(conn, retried=next(tries) > 0), "idempotent")
 
     async def pending_deliveries(self, session_id: str) -> list[DeliveryRecord]:
@@ -345,9 +361,17 @@ class PostgresStore(Store):
     # -- ownership --------------------------------------------------------------------------
 
     async def acquire(self, session_id: str, owner: str, ttl: float) -> int | None:
-        return await self._run(lambda conn: ops.acquire(conn, session_id, owner, ttl), "idempotent")
+        started = time.monotonic()  # the database times the lease from later: it holds at least until started + ttl
+        self._held.pop(session_id, None)
+        fence = await self._run(lambda conn: ops.acquire(conn, session_id, owner, ttl), "idempotent")
+        if fence is not None:
+            self._held[session_id] = (owner, started + ttl / 2)
+        return fence
 
     async def release(self, session_id: str, owner: str) -> None:
+        held = self._held.get(session_id)
+        if held is not None and held[0] == owner:
+            del self._held[session_id]
         await self._run(lambda conn: ops.release(conn, session_id, owner), "idempotent")
 
     async def orphaned_sessions(self) -> list[str]:
@@ -362,6 +386,7 @@ class PostgresStore(Store):
         return [str(row[0]) for row in await self._rows(ops.LEASE_OWNERS)]
 
     async def expire_leases(self, owner: str) -> None:
+        self._held = {session_id: held for session_id, held in self._held.items() if held[0] != owner}
         await self._run(lambda conn: ops.expire_leases(conn, owner), "idempotent")
 
     async def expired_sessions(self, now: float, limit: int) -> list[str]:
