@@ -10,7 +10,10 @@ When an actor's work is done the process keeps the lease a moment longer (`grace
 second): a conversation's next message, the common case, then needs no lease write at all, and a
 delivery another process accepts meanwhile wakes an actor here. Then the lease is released, and
 the inbox read once more, so a delivery accepted elsewhere while the lease was held (whose
-process could not acquire the session) is never stranded.
+process could not acquire the session) is never stranded. An actor that handled no delivery (a
+starting process's recovery found the session idle, a timer found nothing due) lets the lease go
+at once, the same way: a process starting beside busy ones would otherwise hold their sessions for
+that moment, and their next messages would run here, each a hop between the processes.
 
 A process whose actor could not acquire a session (another one held it) looks at its inbox again
 a lease's time later, so a delivery it accepted is run even when that owner stopped meanwhile.
@@ -210,7 +213,11 @@ class Ownership:
                 await self._release(session_id, lease, wake=False)
             else:
                 lease.seen = actor.seen_deliveries()
-                lease.release = asyncio.get_running_loop().call_later(self.grace, self._release_later, session_id)
+                if lease.seen:
+                    lease.release = asyncio.get_running_loop().call_later(self.grace, self._release_later, session_id)
+                else:  # woken with no message (a start's recovery, a timer): no next message to keep it for
+                    del self._leases[session_id]
+                    await self._release(session_id, lease, wake=True)
 
     async def _renew(self, actor: LeasedActor, lease: _Lease, lost: asyncio.Event) -> None:
         while True:
