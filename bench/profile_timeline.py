@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import inspect
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -75,7 +76,7 @@ class Recorder:
         original = getattr(owner, attribute)
         mark = self.mark
 
-        if getattr(original, "__code__", None) is not None and original.__code__.co_flags & 0x80:  # a coroutine
+        if inspect.iscoroutinefunction(original):
 
             @functools.wraps(original)
             async def stamped_async(*args: Any, **kwargs: Any) -> Any:

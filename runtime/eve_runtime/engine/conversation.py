@@ -19,7 +19,7 @@ from eve_runtime.engine.skills import skill_tools, skills_message
 from eve_runtime.messages import Message, SystemMessage, UserMessage
 from eve_runtime.models.base import ModelRequest, ModelSettings, ToolDefinition
 from eve_runtime.project.runtime_agent import RuntimeAgent
-from eve_runtime.tasks.calls import tool_task_names, with_task_id
+from eve_runtime.tasks.calls import task_tool_names, with_task_id
 from eve_runtime.tasks.delegation import delegation_tools, task_tool_definitions
 
 __all__ = ["REPLY_TOOL", "build_request", "client_context_entries", "reply_tool", "static_user_instructions"]
@@ -88,11 +88,11 @@ def tool_definitions(agent: RuntimeAgent, turn: TurnState | None, *, is_root: bo
 
 
 def _agent_tools(agent: RuntimeAgent, is_root: bool) -> tuple[ToolDefinition, ...]:
-    """The tools the agent offers on every call, made once per agent (`RuntimeAgent.derived`)."""
-    key = ("tools", is_root)
-    known: tuple[ToolDefinition, ...] | None = agent.derived.get(key)
-    if known is not None:
-        return known
+    """The tools the agent offers on every call, made once per agent (`RuntimeAgent.derive`)."""
+    return agent.derive(("tools", is_root), lambda: _made_tools(agent, is_root))
+
+
+def _made_tools(agent: RuntimeAgent, is_root: bool) -> tuple[ToolDefinition, ...]:
     tools = [
         ToolDefinition(
             name=t.name,
@@ -102,12 +102,10 @@ def _agent_tools(agent: RuntimeAgent, is_root: bool) -> tuple[ToolDefinition, ..
         for t in agent.tools.values()
     ]
     tools.extend(skill_tools(agent))
-    delegation = delegation_tools(agent, is_root=is_root)
-    tools.extend(definition for _node, definition in delegation.values())
-    if delegation or tool_task_names(agent):
+    tools.extend(definition for _node, definition in delegation_tools(agent, is_root=is_root).values())
+    if task_tool_names(agent, is_root=is_root):
         tools.extend(task_tool_definitions())
-    agent.derived[key] = known = tuple(tools)
-    return known
+    return tuple(tools)
 
 
 def build_request(

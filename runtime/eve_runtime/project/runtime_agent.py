@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from eve_runtime.authoring.channels import Channel, EveChannel
 from eve_runtime.authoring.config import AgentConfig
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from eve_runtime.authoring.connections import ConnectionDefinition  # compiling an app without any: not imported
 
 __all__ = ["RuntimeAgent", "RuntimeSkill", "RuntimeTool"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,13 @@ class RuntimeAgent:
     @property
     def name(self) -> str:
         return self.manifest.name
+
+    def derive(self, key: Hashable, make: Callable[[], T]) -> T:
+        """`make()`, made once for this agent and kept under `key` in `derived`."""
+        if key not in self.derived:
+            self.derived[key] = make()
+        known: T = self.derived[key]
+        return known
 
     def walk(self) -> Iterator[RuntimeAgent]:
         """This agent, then its subagents depth first."""

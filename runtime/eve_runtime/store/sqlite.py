@@ -71,6 +71,7 @@ FREE_SPACE_TTL = 1.0
 it is `FREE_SPACE_MARGIN_MB` over the floor; nearer, every check reads it (space freed counts at once)."""
 
 FREE_SPACE_MARGIN_MB = 256.0
+"""Megabytes over the floor above which a reading of the free space is kept for `FREE_SPACE_TTL`."""
 
 logger = logging.getLogger(__name__)
 

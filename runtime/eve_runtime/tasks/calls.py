@@ -65,14 +65,13 @@ def tool_task_names(agent: RuntimeAgent) -> set[str]:
 
 
 def task_tool_names(agent: RuntimeAgent, *, is_root: bool) -> frozenset[str]:
-    """The names whose calls start or steer tasks, made once per agent (`RuntimeAgent.derived`)."""
-    key = ("task tools", is_root)
-    known: frozenset[str] | None = agent.derived.get(key)
-    if known is None:
+    """The names whose calls start or steer tasks, made once per agent (`RuntimeAgent.derive`)."""
+
+    def made() -> frozenset[str]:
         delegation, tool_tasks = delegation_tools(agent, is_root=is_root), tool_task_names(agent)
-        known = frozenset({*delegation, *tool_tasks, TASK_WAIT, TASK_CANCEL} if delegation or tool_tasks else ())
-        agent.derived[key] = known
-    return known
+        return frozenset({*delegation, *tool_tasks, TASK_WAIT, TASK_CANCEL} if delegation or tool_tasks else ())
+
+    return agent.derive(("task tools", is_root), made)
 
 
 async def dispatch_tool_task(session: TaskSession, call: ToolCall, at: StepAt) -> ToolOutcome:

@@ -101,12 +101,12 @@ def _agent_schema() -> dict[str, Any]:
 def delegation_tools(agent: RuntimeAgent, *, is_root: bool) -> dict[str, tuple[str, ToolDefinition]]:
     """The tools that start tasks, by name: `(node id of the agent they delegate to, definition)`.
 
-    Made once per agent (`RuntimeAgent.derived`): do not change what it returns.
+    Made once per agent (`RuntimeAgent.derive`): do not change what it returns.
     """
-    key = ("delegation", is_root)
-    known: dict[str, tuple[str, ToolDefinition]] | None = agent.derived.get(key)
-    if known is not None:
-        return known
+    return agent.derive(("delegation", is_root), lambda: _made_delegation_tools(agent, is_root))
+
+
+def _made_delegation_tools(agent: RuntimeAgent, is_root: bool) -> dict[str, tuple[str, ToolDefinition]]:
     tools: dict[str, tuple[str, ToolDefinition]] = {}
     for name, child in agent.subagents.items():
         if child.manifest.exposed_as_tool:
@@ -115,7 +115,6 @@ def delegation_tools(agent: RuntimeAgent, *, is_root: bool) -> dict[str, tuple[s
     statuses = {f.name: f.status for f in agent.manifest.framework_tools}
     if is_root and statuses.get(AGENT_TOOL) == "active" and AGENT_TOOL not in agent.tools:
         tools[AGENT_TOOL] = (AGENT_TOOL, ToolDefinition(AGENT_TOOL, _AGENT_DESCRIPTION + _GUIDANCE, _agent_schema()))
-    agent.derived[key] = tools
     return tools
 
 
