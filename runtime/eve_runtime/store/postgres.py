@@ -211,11 +211,7 @@ class PostgresStore(Store):
             raise StoreError(f"Postgres failed: {self._scrub(exc)}") from exc
 
     async def _rows(self, query: str, *params: Any) -> list[tuple[Any, ...]]:
-        async def read(conn: Connection) -> list[tuple[Any, ...]]:
-            cursor = await conn.execute(query, params)
-            return await cursor.fetchall()
-
-        return await self._run(read, "read")
+        return await self._run(lambda conn: ops.rows(conn, query, params), "read")
 
     # -- sessions ---------------------------------------------------------------------------
 
@@ -272,10 +268,10 @@ class PostgresStore(Store):
                 return  # the try whose connection was lost had committed: done
             try:
                 if lines:  # one statement; a lost try is told apart by its events (above)
-                    await conn.execute(commits.COMMIT, params)
+                    await commits.apply(conn, params)
                 else:
                     async with transaction(conn):
-                        await conn.execute(commits.COMMIT, params)
+                        await commits.apply(conn, params)
             except psycopg.Error as exc:
                 if exc.sqlstate in commits.COMMIT_REFUSALS:
                     raise commits.commit_error(session_id, commit, exc) from None

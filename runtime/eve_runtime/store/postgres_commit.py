@@ -20,7 +20,7 @@ from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
 from eve_runtime.store.base import Commit, EventIndexConflict, OwnershipLost, SessionNotActive, StoreError
-from eve_runtime.store.postgres_pool import Connection
+from eve_runtime.store.postgres_pool import Connection, execute
 from eve_runtime.store.postgres_schema import (
     SQLSTATE_INDEX_CONFLICT,
     SQLSTATE_MISSING_SESSION,
@@ -33,6 +33,7 @@ __all__ = [
     "COMMIT_REFUSALS",
     "ByteaArray",
     "TextArray",
+    "apply",
     "commit_error",
     "commit_params",
     "committed",
@@ -109,6 +110,11 @@ def commit_params(session_id: str, commit: Commit, first: int, channel: str, lin
         None if handoff is None else handoff.deadline,
         channel,
     )
+
+
+async def apply(conn: Connection, params: tuple[Any, ...]) -> None:
+    """One `eve_commit` call with `commit_params`'s arguments (on the connection's kept cursor)."""
+    await execute(conn, COMMIT, params)
 
 
 COMMIT_REFUSALS = frozenset({SQLSTATE_MISSING_SESSION, SQLSTATE_OWNERSHIP_LOST, SQLSTATE_INDEX_CONFLICT})

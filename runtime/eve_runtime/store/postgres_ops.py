@@ -29,7 +29,7 @@ from eve_runtime.store.base import (
     SessionRecord,
     StoreError,
 )
-from eve_runtime.store.postgres_pool import Connection, transaction
+from eve_runtime.store.postgres_pool import Connection, execute, transaction
 from eve_runtime.store.postgres_schema import (
     SQLSTATE_DELIVERY_EXISTS,
     SQLSTATE_NOT_ACTIVE,
@@ -45,6 +45,7 @@ from eve_runtime.store.rows import (
 )
 
 __all__ = [
+    "rows",
     "SESSION_COLUMNS",
     "DELIVERY_COLUMNS",
     "EXPIRED_SESSIONS",
@@ -63,8 +64,14 @@ __all__ = [
 
 
 async def _one(conn: Connection, query: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    cursor = await conn.execute(query, params)
+    cursor = await execute(conn, query, params)
     return await cursor.fetchone()
+
+
+async def rows(conn: Connection, query: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    """Every row `query` returns."""
+    cursor = await execute(conn, query, params)
+    return await cursor.fetchall()
 
 
 async def get_session(conn: Connection, session_id: str) -> SessionRecord | None:
@@ -165,7 +172,7 @@ async def enqueue(
     channel, tag = notify if notify is not None else (None, None)
     params = (session_id, delivery.id, delivery.kind, payload, key, time.time(), IDEMPOTENCY_WINDOW, channel, tag)
     try:
-        cursor = await conn.execute("SELECT * FROM eve_enqueue(%s, %s, %s, %s, %s, %s, %s, %s, %s)", params)
+        cursor = await execute(conn, "SELECT * FROM eve_enqueue(%s, %s, %s, %s, %s, %s, %s, %s, %s)", params)
         rows = await cursor.fetchall()
     except psycopg.Error as exc:
         if exc.sqlstate == SQLSTATE_NOT_ACTIVE:
@@ -332,7 +339,7 @@ RETURNING fence
 
 async def acquire(conn: Connection, session_id: str, owner: str, ttl: float) -> int | None:
     """Take or renew the session's lease (timed by the database's clock, shared by every host)."""
-    cursor = await conn.execute(_ACQUIRE, {"session": session_id, "owner": owner, "ttl": ttl})
+    cursor = await execute(conn, _ACQUIRE, {"session": session_id, "owner": owner, "ttl": ttl})
     row = await cursor.fetchone()
     return None if row is None else int(row[0])
 
