@@ -93,6 +93,18 @@ async def test_the_model_sees_each_skill_and_the_load_skill_tool(h: Harness, mod
     assert "Available skills" in offered["load_skill"].description
 
 
+async def test_each_call_gets_its_own_skills_block(h: Harness, model: Recording) -> None:
+    # The offline models' token count memoizes a conversation from its first message that outlives a
+    # call (`models/token_count.py`): a block shared by every session's calls would be that message,
+    # and two sessions taking turns would recount their whole histories on every call.
+    for message in ("hello", "again"):
+        await h.turns(await h.create(message), 1)
+    await h.stop()
+    blocks = [[m for m in request.messages if m.content == SKILLS_BLOCK] for request in model.requests]
+    assert [len(found) for found in blocks] == [1, 1]
+    assert blocks[0][0] is not blocks[1][0]
+
+
 async def test_an_agent_without_skills_gets_neither(tmp_path: Path) -> None:
     model = Recording()
     h = await make_harness(tmp_path, models={"test": model})

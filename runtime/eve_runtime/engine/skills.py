@@ -47,7 +47,10 @@ SKILLS_INTRO = (
 
 def skill_loader_active(agent: RuntimeAgent) -> bool:
     """Whether the framework's `load_skill` serves this agent (its status is `active`)."""
-    return any(f.name == LOAD_SKILL and f.status == "active" for f in agent.manifest.framework_tools)
+    return agent.derive(
+        "skill_loader_active",
+        lambda: any(f.name == LOAD_SKILL and f.status == "active" for f in agent.manifest.framework_tools),
+    )
 
 
 def skill_calls(agent: RuntimeAgent, calls: Sequence[ToolCall]) -> list[ToolCall]:
@@ -72,10 +75,15 @@ def skill_tools(agent: RuntimeAgent) -> list[ToolDefinition]:
 
 def skills_message(agent: RuntimeAgent) -> SystemMessage | None:
     """The "Available skills" block: one line per skill, `- <name>: <description>`, sorted by name."""
+    text = agent.derive("skills_text", lambda: _skills_text(agent))
+    return None if text is None else SystemMessage(content=text)  # a new message each call, as instructions are
+
+
+def _skills_text(agent: RuntimeAgent) -> str | None:
     if not agent.skills or not skill_loader_active(agent):
         return None
     lines = [f"- {name}: {' '.join(agent.skills[name].manifest.description.split())}" for name in sorted(agent.skills)]
-    return SystemMessage(content="\n".join([SKILLS_INTRO, *lines]))
+    return "\n".join([SKILLS_INTRO, *lines])
 
 
 def skill_text(skill: RuntimeSkill) -> str:
