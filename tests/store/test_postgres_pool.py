@@ -77,3 +77,20 @@ async def test_a_failed_statement_leaves_the_kept_cursor_usable(pool: Pool) -> N
         return await (await execute(conn, "SELECT %s::int, %s::text", (7, "seven"))).fetchall()
 
     assert await pool.run(rows, "read") == [(7, "seven")]
+
+
+async def test_a_connection_coming_back_after_close_is_closed_not_kept() -> None:
+    pg.require()
+    pool = Pool(pg.database_url(), 2, timeout=3.0)
+    await pool.open()
+    held: list[Connection] = []
+
+    async def nap(conn: Connection) -> None:
+        held.append(conn)
+        await execute(conn, "SELECT pg_sleep(0.3)")
+
+    running = asyncio.create_task(pool.run(nap, "read"))
+    await asyncio.sleep(0.1)
+    await pool.close()
+    await running
+    assert held and held[0].closed

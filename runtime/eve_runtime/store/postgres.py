@@ -211,7 +211,7 @@ class PostgresStore(Store):
             raise StoreError(f"Postgres failed: {self._scrub(exc)}") from exc
 
     async def _rows(self, query: str, *params: Any) -> list[tuple[Any, ...]]:
-        return await self._run(lambda conn: ops.rows(conn, query, params), "read")
+        return await self._run(lambda conn: ops.fetch_all(conn, query, params), "read")
 
     # -- sessions ---------------------------------------------------------------------------
 

@@ -45,7 +45,7 @@ from eve_runtime.store.rows import (
 )
 
 __all__ = [
-    "rows",
+    "fetch_all",
     "SESSION_COLUMNS",
     "DELIVERY_COLUMNS",
     "EXPIRED_SESSIONS",
@@ -68,7 +68,7 @@ async def _one(conn: Connection, query: str, params: tuple[Any, ...]) -> tuple[A
     return await cursor.fetchone()
 
 
-async def rows(conn: Connection, query: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+async def fetch_all(conn: Connection, query: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
     """Every row `query` returns."""
     cursor = await execute(conn, query, params)
     return await cursor.fetchall()

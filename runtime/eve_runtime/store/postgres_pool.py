@@ -225,9 +225,10 @@ class Pool:
             open=False,
             name="eve",
         )
-        self._kept: list[tuple[Connection, float]] = []
-        """Connections borrowed from the pool and kept between operations, with when they were borrowed."""
+        self._kept: list[Connection] = []
+        """Connections borrowed from the pool and kept between operations (the last used last)."""
         self._borrowed_at: dict[int, float] = {}
+        """When each connection this store holds was borrowed from psycopg's pool (monotonic), by `id`."""
         self._borrowing = 0
         """Callers waiting for psycopg's pool: a connection coming back then goes to the pool, for them."""
         self.retries = 0
@@ -258,7 +259,7 @@ class Pool:
     async def _borrow(self) -> Connection:
         """A kept connection (the most recently used), else one from psycopg's pool."""
         if self._kept:
-            return self._kept.pop()[0]
+            return self._kept.pop()
         self._borrowing += 1
         try:
             conn = await self._pool.getconn()
@@ -277,20 +278,21 @@ class Pool:
         since = self._borrowed_at.get(id(conn), 0.0)
         keep = (
             not self._borrowing
+            and not self._pool.closed
             and not conn.closed
             and not conn.broken
             and conn.pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE
             and time.monotonic() - since < KEEP_SECONDS
         )
         if keep:
-            self._kept.append((conn, since))
+            self._kept.append(conn)
             return
         self._borrowed_at.pop(id(conn), None)
         await self._pool.putconn(conn)
 
     async def _return_kept(self) -> None:
         kept, self._kept = self._kept, []
-        for conn, _since in kept:
+        for conn in kept:
             self._borrowed_at.pop(id(conn), None)
             await self._pool.putconn(conn)
 
