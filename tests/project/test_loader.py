@@ -358,3 +358,36 @@ def test_a_missing_relative_import_names_the_agent_folder_not_the_namespace(tmp_
     assert isinstance(result, Diagnostic)
     assert "'agent.lib'" in result.message
     assert loader.namespace not in result.message
+
+
+def test_release_is_safe_while_another_thread_imports(tmp_path: Path) -> None:
+    # `release` also runs from a finalizer (a reloaded generation collected), at any moment, while
+    # another thread may be importing (litellm's background import, a tool's thread).
+    import threading
+
+    stop = threading.Event()
+
+    def churn() -> None:
+        number = 0
+        while not stop.is_set():
+            sys.modules[f"_eve_test_churn_{number % 50}"] = sys
+            sys.modules.pop(f"_eve_test_churn_{(number + 25) % 50}", None)
+            number += 1
+
+    worker = threading.Thread(target=churn)
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # hand the GIL over as often as the interpreter can
+    worker.start()
+    try:
+        for _ in range(300):
+            loader = ModuleLoader(tmp_path)
+            for index in range(20):
+                sys.modules[f"{loader.namespace}.m{index}"] = sys
+            loader.release()
+            assert not [name for name in tuple(sys.modules) if loader.owns(name)]
+    finally:
+        stop.set()
+        worker.join()
+        sys.setswitchinterval(previous)
+        for number in range(50):
+            sys.modules.pop(f"_eve_test_churn_{number}", None)

@@ -135,8 +135,9 @@ class ModuleLoader:
     def release(self) -> None:
         """Forget this generation's modules (running code keeps the objects it holds)."""
         prefix = self.namespace + "."
-        for name in [n for n in sys.modules if n == self.namespace or n.startswith(prefix)]:
-            del sys.modules[name]
+        # A copy made in one C call: this runs from a finalizer too, and another thread may be importing.
+        for name in [n for n in tuple(sys.modules) if n == self.namespace or n.startswith(prefix)]:
+            sys.modules.pop(name, None)
 
     def _relative(self, path: Path) -> str:
         try:
