@@ -13,6 +13,7 @@ from eve_runtime.store import DeliveryRecord, EnqueueResult, NewDelivery, Sqlite
 from eve_runtime.store.base import EarlyDelivery
 from eve_runtime.store.memory import MemoryStore
 from tests.harness import Harness, last_reply, make_harness, types
+from tests.store.conftest import patient
 
 pytestmark = pytest.mark.anyio
 
@@ -57,6 +58,7 @@ class SqliteLosesTheTransaction(SqliteStore):
             assert self._writer is not None
             self.aborts.append(asyncio.ensure_future(self._writer.submit(abort)))
 
+        patient(self)  # the abort must join the told delivery's transaction, also on a loaded machine
         return await super().enqueue_early(session_id, delivery, told)
 
 

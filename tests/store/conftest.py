@@ -147,3 +147,11 @@ def schema() -> Iterator[str]:
     """A fresh Postgres schema of its own (dropped afterwards), for the Postgres-only store tests."""
     with pg.fresh_schema() as name:
         yield name
+
+
+def patient(store: SqliteStore) -> SqliteStore:
+    """The store, its writer waiting up to 5 s for writes to join an early job (a loaded machine may take
+    longer than `JOIN_LIMIT` to run the early callback); it stops waiting as soon as they did."""
+    assert store._writer is not None
+    store._writer.join_limit = 5.0
+    return store

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from eve_runtime.store import Commit, EnqueueResult, SqliteStore, StoreError, StoreUnavailable
-from tests.store.conftest import delivery, events, session
+from tests.store.conftest import delivery, events, patient, session
 
 pytestmark = pytest.mark.anyio
 
@@ -25,14 +25,6 @@ async def store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
         yield store
     finally:
         await store.close()
-
-
-def patient(store: SqliteStore) -> SqliteStore:
-    """The store, its writer waiting up to 5 s for writes to join an early job (a loaded machine may take
-    longer than `JOIN_LIMIT` to run the early callback); it stops waiting as soon as they did."""
-    assert store._writer is not None
-    store._writer.join_limit = 5.0
-    return store
 
 
 def submit_raw(store: SqliteStore, fn: object) -> asyncio.Future[object]:
