@@ -12,7 +12,7 @@ import pytest
 from eve_runtime.engine.compaction import SUMMARY_HEADER, estimate_tokens
 from eve_runtime.messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 from eve_runtime.models import TestModel
-from eve_runtime.models.base import ModelEvent, ModelRequest
+from eve_runtime.models.base import ModelEvent, ModelRequest, ToolDefinition
 from eve_runtime.models.test_summary import is_summary_request
 from tests.harness import (
     Harness,
@@ -244,3 +244,26 @@ async def test_compact_on_a_session_without_history_just_waits(harness: Harness)
     await harness.rt.deliver(sid, "compact", {})
     events = await harness.turns(sid, 1)
     assert types(events) == ["session.waiting"]
+
+
+def test_the_estimate_counts_each_tool_definition_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "string", "description": "x" * 400}}}
+    tools = [ToolDefinition(name=f"tool_{i}", description="Looks something up.", input_schema=schema) for i in range(3)]
+    messages = [UserMessage(content="a" * 100)]
+    expected = (100 + sum(len(t.name) + len(t.description) + len(json.dumps(schema)) for t in tools)) / 4
+    assert estimate_tokens(ModelRequest(messages=messages, tools=tools)) == expected
+    dumped: list[object] = []
+
+    def dumps(value: object, **_: object) -> str:
+        dumped.append(value)
+        return "{}"
+
+    monkeypatch.setattr(json, "dumps", dumps)  # the module compaction serializes with
+    # The next step's request holds the same definitions (made once per agent): nothing is serialized again.
+    assert estimate_tokens(ModelRequest(messages=[*messages, UserMessage(content="b")], tools=list(tools))) == (
+        expected + 0.25
+    )
+    assert dumped == []
+    fresh = ToolDefinition(name="tool_new", description="", input_schema=schema)
+    estimate_tokens(ModelRequest(messages=messages, tools=[*tools, fresh]))
+    assert dumped == [schema]  # a definition it had not seen is counted

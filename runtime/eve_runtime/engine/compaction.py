@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -32,7 +33,7 @@ from eve_runtime.engine.ports import Session
 from eve_runtime.events.catalog import StepAt
 from eve_runtime.events.turns import CompactionCompleted, CompactionRequested
 from eve_runtime.messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
-from eve_runtime.models.base import Finish, Model, ModelError, ModelRequest, ModelSettings, TextDelta
+from eve_runtime.models.base import Finish, Model, ModelError, ModelRequest, ModelSettings, TextDelta, ToolDefinition
 from eve_runtime.store.base import DeliveryRecord
 
 __all__ = [
@@ -79,9 +80,24 @@ def estimate_tokens(request: ModelRequest) -> float:
         chars += len(message.content)
         if isinstance(message, AssistantMessage):
             chars += sum(len(call.name) + len(json.dumps(call.arguments)) for call in message.tool_calls)
-    for tool in request.tools:
-        chars += len(tool.name) + len(tool.description) + len(json.dumps(tool.input_schema))
-    return chars / 4
+    return (chars + sum(map(_tool_chars, request.tools))) / 4
+
+
+_tool_sizes: dict[int, int] = {}
+"""Characters per tool definition, by `id` (dropped when the definition is collected)."""
+
+
+def _tool_chars(tool: ToolDefinition) -> int:
+    """A tool's name, description and schema in characters, counted once per definition.
+
+    The engine makes an agent's definitions once (`RuntimeAgent.derive`), so every step's request
+    holds the same objects: a connection's dozens of schemas are not serialized again each step.
+    """
+    size = _tool_sizes.get(id(tool))
+    if size is None:
+        size = _tool_sizes[id(tool)] = len(tool.name) + len(tool.description) + len(json.dumps(tool.input_schema))
+        weakref.finalize(tool, _tool_sizes.pop, id(tool), None)
+    return size
 
 
 def _transcript(messages: Sequence[Message]) -> str:
