@@ -151,6 +151,11 @@ def serve_provider(words: int) -> None:
     asyncio.run(serve())
 
 
+def provider_command(words: int) -> list[str]:
+    """The command that serves the provider (`serve_provider`) in a process of its own."""
+    return [sys.executable, str(Path(__file__).resolve()), "--provider", str(words)]
+
+
 class Process:
     """A child process whose first matching stdout line gives its address; killed on `close`."""
 
@@ -345,7 +350,7 @@ class Figures:
 
 async def measure(rounds: int, words: int, warmup: int) -> Figures:
     figures = Figures(rounds, words)
-    provider = Process([sys.executable, __file__, "--provider", str(words)], r"port (\d+)")
+    provider = Process(provider_command(words), r"port (\d+)")
     server: Process | None = None
     try:
         api_base = f"http://127.0.0.1:{provider.address}/v1"

@@ -96,6 +96,33 @@ def test_stream_throughput_runs() -> None:
     assert figures["eve_per_s"] > 0 and figures["bare_per_s"] > 0
 
 
+def test_profile_provider_stamps_a_turn_and_puts_everything_back(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import eve_runtime.models as models
+    from bench import profile_provider
+    from eve_runtime.engine import model_call, routing
+    from eve_runtime.models.litellm_model import _litellm
+    from eve_runtime.serving import event_loop
+
+    monkeypatch.setattr(models, "ALLOW_MODEL_REQUESTS", True)  # the provider is the bench's own, on 127.0.0.1
+    litellm = event_loop.run(_litellm())
+
+    def stamped() -> tuple[object, ...]:
+        return vars(routing)["start_turn"], vars(model_call)["MessageAppended"], litellm.acompletion
+
+    originals = stamped()
+    figures = profile_provider.run(rounds=2, words=5)
+    assert stamped() == originals
+    stamps = figures["stamps"]
+    # The turn's moments come in order: the message stored, its turn opened, the provider called, its text durable.
+    order = ["stored", "turn opened", "provider called", "provider answered", "first text", profile_provider.READ]
+    assert [stamps[name] for name in order] == sorted(stamps[name] for name in order)
+    assert stamps["provider called"] > 0 and figures["direct_first_text_ms"] > 0
+    profile_provider.report(figures)
+    assert "before the provider is called" in capsys.readouterr().out
+
+
 @pytest.mark.scenario
 def test_provider_stream_runs() -> None:
     from bench import provider_stream
