@@ -100,6 +100,7 @@ def test_random_kills_keep_every_invariant(tmp_path: Path) -> None:
 
 
 def test_a_send_lost_after_it_was_stored_is_retried_without_a_duplicate(tmp_path: Path) -> None:
+    message = '/delay 300\n/say one moment\n/call record {"label": "once"}'
     app = scaffold(tmp_path)
     ledger = tmp_path / "ledger.ndjson"
     server = EveProcess(app, ledger)
@@ -112,15 +113,18 @@ def test_a_send_lost_after_it_was_stored_is_retried_without_a_duplicate(tmp_path
         client.wait_quiet(session, turns=1)
         server.kill()
         server.start(crashpoint="after-enqueue")
-        lost = client.send(session, '/call record {"label": "once"}', "k-1")
+        # The turn's first words come after 300 ms: the process dies (at once) before the call's start
+        # can be durable, so the call runs after the restart. Without the delay, a fast turn may have made
+        # it durable in the message's transaction, and the restart then reports it interrupted, never run.
+        lost = client.send(session, message, "k-1")
         assert lost.outcome == "info" and server.wait_dead()
         server.kill()
         server.start()
-        retried = client.send(session, '/call record {"label": "once"}', "k-1")
+        retried = client.send(session, message, "k-1")
         assert retried.outcome == "ok" and retried.delivery is not None
         events = client.wait_quiet(session, turns=2, deliveries={retried.delivery})
         received = [e for e in events if e["type"] == "message.received"]
-        assert [e["data"]["message"] for e in received] == ["hello", '/call record {"label": "once"}']
+        assert [e["data"]["message"] for e in received] == ["hello", message]
         assert [line["label"] for line in read_ledger(ledger)] == ["once"]
         report = check(client, [session], ledger)
         assert report.violations() == {}, report
