@@ -42,7 +42,6 @@ from bench._common import LocalWorld, local_world, median
 from bench.profile_timeline import Recorder
 from bench.provider_stream import KEY, MODEL, Process, provider_command
 from eve_runtime.engine import model_call, routing, turn
-from eve_runtime.events.turns import MessageAppended
 from eve_runtime.models.litellm_model import _litellm
 from eve_runtime.serving import event_loop
 from eve_runtime.store import sqlite_ops, sqlite_writer
@@ -62,7 +61,7 @@ STAMPS = (
     "its COMMIT done",
     "first text durable, reader woken",
 )
-READ = "first text durable, reader woken"
+READ = STAMPS[-1]
 PAUSE_SECONDS = 0.2
 
 
@@ -72,27 +71,29 @@ def agent_source(api_base: str) -> str:
     return f"from eve_runtime import define_agent\n\nagent = define_agent(model={MODEL!r}, model_options={options!r})\n"
 
 
-def _stamp_first(recorder: Recorder, name: str) -> None:
-    if all(stamp != name for stamp, _ in recorder.stamps):
-        recorder.mark(name)
-
-
-def _after_first_text(recorder: Recorder, name: str) -> Callable[..., None]:
-    """A stamp of the first `name` after the first text (the write that makes it durable)."""
-
-    def stamp(*_: Any, **__: Any) -> None:
-        if any(stamp == "first text" for stamp, _ in recorder.stamps):
-            _stamp_first(recorder, name)
-
-    return stamp
+AFTER_TEXT = ("its write taken", "its COMMIT done", READ)
+"""Stamps that count only after the first text (the writer and the reader are busy before it too)."""
 
 
 async def _tail(world: LocalWorld, session_id: str, recorder: Recorder) -> None:
-    """Wait for the session's events as the stream route does; stamp the first wake-up after the first text."""
+    """Wait for the session's events as the stream route does, stamping each wake-up."""
     known = await world.store.event_count(session_id)
     while True:
         known = await world.store.wait_for_events(session_id, known, 60.0)
-        _after_first_text(recorder, READ)()
+        recorder.mark(READ)
+
+
+def _moments(stamps: list[tuple[str, int]]) -> dict[str, float]:
+    """Each stamp's first time in ms after the first one; those of `AFTER_TEXT`, their first after the first text."""
+    start, text = stamps[0][1], None
+    moments: dict[str, float] = {}
+    for name, at in stamps:
+        if name in moments or (name in AFTER_TEXT and text is None):
+            continue
+        moments[name] = (at - start) / 1e6
+        if name == "first text":
+            text = at
+    return moments
 
 
 async def _direct(call: Any, sent: dict[str, Any]) -> float:
@@ -118,7 +119,7 @@ async def measure(rounds: int, words: int) -> dict[str, Any]:
             reader = asyncio.create_task(_tail(world, session, recorder))
             await world.turn(session, "burst warm-up")
             sent: dict[str, Any] = {}
-            call = litellm.acompletion
+            call = litellm.acompletion  # the direct calls bypass the stamps
             undo = _stamp(recorder, litellm, sent)
             traces: list[dict[str, float]] = []
             direct: list[float] = []
@@ -127,10 +128,10 @@ async def measure(rounds: int, words: int) -> dict[str, Any]:
                     await asyncio.sleep(PAUSE_SECONDS)
                     recorder.stamps = [("accepted", time.perf_counter_ns())]
                     await world.turn(session, f"burst {index}")
-                    start = recorder.stamps[0][1]
-                    if all(name != "first text" for name, _ in recorder.stamps):
+                    moments = _moments(recorder.stamps)
+                    if "first text" not in moments:
                         raise RuntimeError("the turn streamed no text: see the log above for why its model call failed")
-                    traces.append({name: (at - start) / 1e6 for name, at in recorder.stamps})
+                    traces.append(moments)
                     await asyncio.sleep(PAUSE_SECONDS)
                     direct.append(await _direct(call, sent) * 1000)
             finally:
@@ -144,51 +145,31 @@ async def measure(rounds: int, words: int) -> dict[str, Any]:
     return {"rounds": rounds, "words": words, "stamps": medians, "direct_first_text_ms": median(direct)}
 
 
-def _stamp(recorder: Recorder, litellm: Any, sent: dict[str, Any]) -> list[Any]:
+def _stamp(recorder: Recorder, litellm: Any, sent: dict[str, Any]) -> list[Callable[[], None]]:
     """Put the stamps of the module docstring in place (`sent` gets the last request's arguments); the undos."""
     call = litellm.acompletion
 
     async def keep(**kwargs: Any) -> Any:
         sent.clear()
         sent.update(kwargs)
-        return await call(**kwargs)
+        recorder.mark("provider called")
+        try:
+            return await call(**kwargs)
+        finally:
+            recorder.mark("provider answered")
 
     litellm.acompletion = keep
-    undo = [
+    return [
         lambda: setattr(litellm, "acompletion", call),
         recorder.wrap(sqlite_ops, "enqueue", None, "stored"),
         recorder.wrap(sqlite_writer.SqliteWriter, "_told", "told"),
         recorder.wrap(routing, "start_turn", "turn opened", "turn opening done"),
         recorder.wrap(turn, "build_request", None, "step's request built"),
         recorder.wrap(model_call.ModelCall, "_stream", "model call"),
-        recorder.wrap(litellm, "acompletion", "provider called", "provider answered"),
+        recorder.wrap(model_call, "MessageAppended", "first text"),  # the name the model call makes deltas with
+        recorder.wrap(sqlite_writer.SqliteWriter, "_handle", "its write taken"),
+        recorder.wrap(sqlite_writer.SqliteWriter, "_keep_wal_small", "its COMMIT done"),
     ]
-    original: type[MessageAppended] = vars(model_call)["MessageAppended"]  # the name the model call looks up
-
-    def first_text(*args: Any, **kwargs: Any) -> MessageAppended:
-        _stamp_first(recorder, "first text")
-        return original(*args, **kwargs)
-
-    for owner, attribute, name in (
-        (sqlite_writer.SqliteWriter, "_handle", "its write taken"),
-        (sqlite_writer.SqliteWriter, "_keep_wal_small", "its COMMIT done"),
-    ):
-        undo.append(_before(owner, attribute, _after_first_text(recorder, name)))
-    setattr(model_call, "MessageAppended", first_text)  # noqa: B010 - the module does not export it
-    undo.append(lambda: setattr(model_call, "MessageAppended", original))
-    return undo
-
-
-def _before(owner: Any, attribute: str, hook: Callable[[], None]) -> Callable[[], None]:
-    """Call `hook` before `owner.attribute` (a function); returns the undo."""
-    original = getattr(owner, attribute)
-
-    def hooked(*args: Any, **kwargs: Any) -> Any:
-        hook()
-        return original(*args, **kwargs)
-
-    setattr(owner, attribute, hooked)
-    return lambda: setattr(owner, attribute, original)
 
 
 def run(rounds: int = 30, words: int = 50) -> dict[str, Any]:
